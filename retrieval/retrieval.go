@@ -1,0 +1,175 @@
+// Package retrieval defines the vocabulary shared by every retrieval backend:
+// chunks, hits, filters, the caller-owned Scope, and the small interfaces
+// (Store, Embedder, Reranker) that the adaptive pipeline's nodes call.
+//
+// The package is a leaf: it imports nothing of the project. Backends live in
+// sub-packages (memstore, qdrant), as do the analyzer, embedders and rerankers.
+package retrieval
+
+import (
+	"context"
+	"errors"
+)
+
+// Sentinel errors shared by all backends. Backends wrap them with %w so
+// callers can match with errors.Is. A timeout is never reported as one of
+// these: it stays a wrapped context.DeadlineExceeded, and "no hits" is an
+// empty result with a nil error.
+var (
+	// ErrUnavailable reports that a backend could not be reached (a store
+	// that is down, a refused connection).
+	ErrUnavailable = errors.New("retrieval: backend unavailable")
+	// ErrDimension reports a vector whose length does not match the store's.
+	ErrDimension = errors.New("retrieval: vector dimension mismatch")
+	// ErrInvalid reports a malformed request or chunk (empty id, k <= 0, ...).
+	ErrInvalid = errors.New("retrieval: invalid request")
+	// ErrNotFound reports that a named thing (a collection, a document)
+	// does not exist. Searching and finding nothing is not ErrNotFound.
+	ErrNotFound = errors.New("retrieval: not found")
+	// ErrCorrupt reports on-disk data that failed its integrity check.
+	ErrCorrupt = errors.New("retrieval: corrupt data")
+)
+
+// Well-known metadata keys, usable in a Condition.
+const (
+	KeySource      = "source"
+	KeyDocID       = "doc_id"
+	KeyTitle       = "title"
+	KeyContentType = "content_type"
+)
+
+// Content types a chunk can carry.
+const (
+	ContentText     = "text"
+	ContentTableRow = "table_row"
+	ContentFAQ      = "faq"
+)
+
+// Chunk is one retrievable unit of text with its provenance.
+type Chunk struct {
+	ID          string            // stable id: re-ingesting the same content yields the same id
+	DocID       string            // the document the chunk came from; DeleteDocument removes by it
+	Tenant      string            // owner scope; set by the ingesting caller, never by a model
+	Source      string            // a category or file the caller can filter on (e.g. "hr", "it")
+	Title       string            // document or section title
+	ContentType string            // ContentText, ContentTableRow, ContentFAQ
+	Position    int               // order of the chunk inside its document
+	Text        string            // the text that is embedded, indexed and cited
+	Meta        map[string]string // free-form metadata; filterable by key
+	Vector      []float32         // dense embedding; required by Upsert on dense-capable stores
+}
+
+// Value returns the chunk's value for a filter key: a well-known field or,
+// failing that, Meta[key].
+func (c *Chunk) Value(key string) string {
+	switch key {
+	case KeySource:
+		return c.Source
+	case KeyDocID:
+		return c.DocID
+	case KeyTitle:
+		return c.Title
+	case KeyContentType:
+		return c.ContentType
+	}
+	return c.Meta[key]
+}
+
+// Hit is a chunk returned by a search, with its score under the method that
+// produced it. Hits are ordered best first; Vector is not populated.
+type Hit struct {
+	Chunk  Chunk
+	Score  float64 // cosine for dense, BM25 for sparse, RRF for hybrid, reranker score after rerank
+	Method string  // "dense", "bm25", "hybrid", "rerank", "fused" (rerank fallback)
+}
+
+// Scope is the caller-owned access boundary of a request. Stores apply it as
+// a must-filter on every search; it cannot be expressed or removed through
+// Filter. It comes from the authenticated caller, never from a model.
+type Scope struct {
+	Tenant string
+}
+
+// Condition matches chunks whose value for Key is one of Values (a single
+// value means equality).
+type Condition struct {
+	Key    string
+	Values []string
+}
+
+// Filter is a conjunction of conditions.
+type Filter struct {
+	Must []Condition
+}
+
+// Match reports whether c satisfies every condition of f.
+func (f Filter) Match(c *Chunk) bool {
+	for _, cond := range f.Must {
+		v := c.Value(cond.Key)
+		ok := false
+		for _, want := range cond.Values {
+			if v == want {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Request is a search request. Scope is mandatory in spirit: the zero Scope
+// means the default tenant "", and only chunks of that tenant match.
+type Request struct {
+	Scope  Scope
+	Filter Filter
+	Text   string    // query text for sparse and hybrid search
+	Vector []float32 // query embedding for dense and hybrid search
+	K      int       // number of hits wanted (> 0)
+	// Candidates is how many hits each leg of a hybrid search fetches before
+	// fusion; zero means DefaultCandidates.
+	Candidates int
+	// RRFK is the k of reciprocal-rank fusion; zero means DefaultRRFK.
+	RRFK int
+}
+
+// Defaults for hybrid search.
+const (
+	DefaultCandidates = 50
+	DefaultRRFK       = 60
+)
+
+// Store is a searchable collection of chunks. Implementations are safe for
+// concurrent use.
+type Store interface {
+	// Upsert inserts or replaces chunks by ID. Upserting the same chunks
+	// twice leaves the store unchanged.
+	Upsert(ctx context.Context, chunks []Chunk) error
+	// DeleteDocument removes every chunk of docID within scope.
+	DeleteDocument(ctx context.Context, scope Scope, docID string) error
+	// SearchDense returns the K nearest chunks to req.Vector by cosine.
+	SearchDense(ctx context.Context, req Request) ([]Hit, error)
+	// SearchSparse returns the K best BM25 matches for req.Text.
+	SearchSparse(ctx context.Context, req Request) ([]Hit, error)
+	// SearchHybrid fuses a dense and a sparse leg of req.Candidates each by
+	// reciprocal-rank fusion and returns the best K.
+	SearchHybrid(ctx context.Context, req Request) ([]Hit, error)
+	// Dim is the dense dimension the store expects (0 until known).
+	Dim() int
+	// Close releases resources. The store must not be used afterwards.
+	Close() error
+}
+
+// Embedder turns texts into dense vectors, one per text, all of Dim length.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	Dim() int
+}
+
+// Reranker reorders hits for a query and returns at most topN of them, best
+// first, with Method "rerank" and Score set to the reranker's score.
+type Reranker interface {
+	Rerank(ctx context.Context, query string, hits []Hit, topN int) ([]Hit, error)
+}
