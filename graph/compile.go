@@ -1,0 +1,277 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// DefaultMaxSteps bounds the node executions of one run when Config.MaxSteps
+// is zero. Acyclic graphs never come near it; it exists to stop cycles whose
+// exit condition never holds.
+const DefaultMaxSteps = 100
+
+// ScopeName is the instrumentation scope of the engine's spans.
+const ScopeName = "github.com/adaptrag/adaptrag/graph"
+
+// Config holds compile options. The zero value is ready to use.
+type Config struct {
+	// MaxSteps bounds node executions per run (all branches counted);
+	// zero means DefaultMaxSteps.
+	MaxSteps int
+	// TracerProvider creates the run and node spans; nil means the global
+	// provider (otel.GetTracerProvider), which costs next to nothing until
+	// an SDK is installed.
+	TracerProvider trace.TracerProvider
+}
+
+type edgeKind uint8
+
+const (
+	toNode edgeKind = iota
+	toCond
+	toFanOut
+)
+
+// endIdx marks End as a target index.
+const endIdx = -1
+
+type next[S any] struct {
+	kind     edgeKind
+	to       int // toNode: target index or endIdx
+	route    RouteFunc[S]
+	labels   map[string]int
+	branches []int
+	join     int
+	merge    MergeFunc[S]
+}
+
+type node[S any] struct {
+	name     string
+	fn       NodeFunc[S]
+	timeout  int64 // nanoseconds; 0 = none
+	retry    RetryPolicy
+	fallback int // index or -2 for none
+	next     next[S]
+}
+
+const noFallback = -2
+
+// Runnable is a compiled, immutable graph. It is safe for concurrent use by
+// many goroutines: each Invoke or Stream is an independent run.
+type Runnable[S any] struct {
+	name     string
+	nodes    []node[S]
+	start    next[S]
+	maxSteps int
+	tracer   trace.Tracer
+	runOpts  []trace.SpanStartOption
+	diagram  *Diagram
+}
+
+// Name returns the graph's name.
+func (r *Runnable[S]) Name() string { return r.name }
+
+// Compile validates the graph and returns its runnable form. It reports every
+// problem at once, joined with errors.Join; each is a *BuildError naming the
+// node or edge and matching one of the Err* build sentinels.
+func (g *Graph[S]) Compile(cfg Config) (*Runnable[S], error) {
+	errs := slices.Clone(g.errs)
+	bad := func(node string, err error) { errs = append(errs, &BuildError{Node: node, Err: err}) }
+	badEdge := func(from, to string, err error) {
+		errs = append(errs, &BuildError{Node: from, Edge: from + " -> " + to, Err: err})
+	}
+	known := func(name string) bool { _, ok := g.index[name]; return ok }
+	target := func(from, to string, allowEnd bool) bool {
+		if known(to) || (allowEnd && to == End) {
+			return true
+		}
+		badEdge(from, to, ErrUnknownNode)
+		return false
+	}
+
+	// Outgoing edges: shape and targets.
+	for _, from := range g.order {
+		o := g.out[from]
+		if from != Start && !known(from) {
+			bad(from, ErrUnknownNode)
+			continue
+		}
+		kinds := 0
+		for _, n := range []int{len(o.static), o.conds, o.fanouts} {
+			if n > 0 {
+				kinds++
+			}
+		}
+		if kinds > 1 || len(o.static) > 1 || o.conds > 1 || o.fanouts > 1 {
+			errs = append(errs, &BuildError{Node: from, Err: fmt.Errorf("%w (plain: %d, conditional: %d, fan-out: %d; parallel branches need AddFanOut and its merge)",
+				ErrAmbiguousEdge, len(o.static), o.conds, o.fanouts)})
+			continue
+		}
+		for _, to := range o.static {
+			target(from, to, true)
+		}
+		for _, l := range o.labels {
+			target(from, o.target[l], true)
+		}
+		if o.fanouts > 0 {
+			if len(o.branches) == 0 || o.merge == nil {
+				bad(from, fmt.Errorf("%w: needs at least one branch and a merge function", ErrFanOut))
+			}
+			for _, b := range o.branches {
+				target(from, b, false)
+			}
+			target(from, o.join, false)
+		}
+	}
+	for _, n := range g.nodes {
+		if n.fallback != "" && !known(n.fallback) {
+			badEdge(n.name, n.fallback, ErrUnknownNode)
+		}
+	}
+	if _, ok := g.out[Start]; !ok {
+		bad(Start, ErrNoEntry)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	// Reachability, forward from Start and backward from End.
+	succ := g.successors()
+	reach := walk(Start, succ)
+	pred := map[string][]string{}
+	for from, tos := range succ {
+		for _, to := range tos {
+			pred[to] = append(pred[to], from)
+		}
+	}
+	toEnd := walk(End, pred)
+	for _, n := range g.nodes {
+		if !reach[n.name] {
+			bad(n.name, ErrUnreachable)
+		} else if !toEnd[n.name] {
+			bad(n.name, ErrNoPathToEnd)
+		}
+	}
+	// Every branch of a fan-out must arrive at its join without leaving
+	// through End, or the join could wait forever or merge a missing state.
+	for _, from := range g.order {
+		o := g.out[from]
+		if o.fanouts == 0 {
+			continue
+		}
+		for _, b := range o.branches {
+			seen := walkUntil(b, o.join, succ)
+			if !seen[o.join] {
+				bad(b, fmt.Errorf("%w: branch of %q never reaches join %q", ErrFanOut, from, o.join))
+			} else if seen[End] {
+				bad(b, fmt.Errorf("%w: branch of %q can reach End without passing join %q", ErrFanOut, from, o.join))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return g.build(cfg), nil
+}
+
+// successors lists every node a node can hand the run to, including fallback
+// targets and, for a fan-out, its branches (the join is reached through them).
+func (g *Graph[S]) successors() map[string][]string {
+	succ := map[string][]string{}
+	for from, o := range g.out {
+		s := slices.Clone(o.static)
+		for _, l := range o.labels {
+			s = append(s, o.target[l])
+		}
+		s = append(s, o.branches...)
+		succ[from] = s
+	}
+	for _, n := range g.nodes {
+		if n.fallback != "" {
+			succ[n.name] = append(succ[n.name], n.fallback)
+		}
+	}
+	return succ
+}
+
+func walk(from string, adj map[string][]string) map[string]bool { return walkUntil(from, "", adj) }
+
+// walkUntil is a graph search from from that records but does not expand stop.
+func walkUntil(from, stop string, adj map[string][]string) map[string]bool {
+	seen := map[string]bool{from: true}
+	stack := []string{from}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n == stop {
+			continue
+		}
+		for _, m := range adj[n] {
+			if !seen[m] {
+				seen[m] = true
+				stack = append(stack, m)
+			}
+		}
+	}
+	return seen
+}
+
+func (g *Graph[S]) build(cfg Config) *Runnable[S] {
+	r := &Runnable[S]{name: g.name, maxSteps: cfg.MaxSteps, nodes: make([]node[S], len(g.nodes))}
+	if r.maxSteps <= 0 {
+		r.maxSteps = DefaultMaxSteps
+	}
+	tp := cfg.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	r.tracer = tp.Tracer(ScopeName)
+	r.runOpts = []trace.SpanStartOption{trace.WithAttributes(attribute.String("graph.name", g.name))}
+	idx := func(name string) int {
+		if name == End {
+			return endIdx
+		}
+		return g.index[name]
+	}
+	mkNext := func(o *outSpec[S]) next[S] {
+		switch {
+		case o == nil:
+			return next[S]{kind: toNode, to: endIdx}
+		case o.route != nil:
+			labels := make(map[string]int, len(o.target))
+			for l, t := range o.target {
+				labels[l] = idx(t)
+			}
+			return next[S]{kind: toCond, route: o.route, labels: labels}
+		case o.fanouts > 0:
+			br := make([]int, len(o.branches))
+			for i, b := range o.branches {
+				br[i] = idx(b)
+			}
+			return next[S]{kind: toFanOut, branches: br, join: idx(o.join), merge: o.merge}
+		default:
+			return next[S]{kind: toNode, to: idx(o.static[0])}
+		}
+	}
+	for i, n := range g.nodes {
+		fb := noFallback
+		if n.fallback != "" {
+			fb = idx(n.fallback)
+		}
+		r.nodes[i] = node[S]{name: n.name, fn: n.fn, timeout: int64(n.timeout), retry: n.retry, fallback: fb, next: mkNext(g.out[n.name])}
+	}
+	r.start = mkNext(g.out[Start])
+	r.diagram = g.diagram()
+	return r
+}
+
+// labelsOf returns the declared labels of a conditional edge, sorted.
+func labelsOf(m map[string]string) []string {
+	return slices.Sorted(maps.Keys(m))
+}

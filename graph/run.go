@@ -1,0 +1,406 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// RetryPolicy retries a node's failed attempts with exponential backoff.
+// The zero value means no retry.
+type RetryPolicy struct {
+	// MaxAttempts counts the first attempt too: 3 means up to two retries.
+	MaxAttempts int
+	// Initial is the first backoff; zero means 50ms.
+	Initial time.Duration
+	// Max caps the backoff; zero means 2s.
+	Max time.Duration
+	// Multiplier grows the backoff; values < 1 mean 2.
+	Multiplier float64
+	// Jitter adds up to this fraction of random extra wait, 0..1.
+	Jitter float64
+	// Retry decides which errors to retry; nil means IsRetryable.
+	Retry func(error) bool
+}
+
+func (p RetryPolicy) backoff(attempt int) time.Duration {
+	d := p.Initial
+	if d <= 0 {
+		d = 50 * time.Millisecond
+	}
+	maxD := p.Max
+	if maxD <= 0 {
+		maxD = 2 * time.Second
+	}
+	m := p.Multiplier
+	if m < 1 {
+		m = 2
+	}
+	for i := 1; i < attempt && d < maxD; i++ {
+		d = time.Duration(float64(d) * m)
+	}
+	d = min(d, maxD)
+	if p.Jitter > 0 {
+		d += time.Duration(rand.Float64() * p.Jitter * float64(d))
+	}
+	return d
+}
+
+type causeKey struct{}
+
+// Cause returns the error that sent the run to the current node through a
+// WithFallback edge, or nil when the node was reached normally.
+func Cause(ctx context.Context) error {
+	err, _ := ctx.Value(causeKey{}).(error)
+	return err
+}
+
+// run is the state of one execution.
+type run[S any] struct {
+	r       *Runnable[S]
+	emit    func(*Event[S]) bool // nil for Invoke
+	record  bool                 // node spans are recorded
+	steps   atomic.Int64
+	mu      sync.Mutex // serialises emit across parallel branches
+	emitErr bool
+}
+
+// Invoke runs the graph on s and returns the final state. On failure it
+// returns the state as it was before the failing step, and an error: a
+// *NodeError naming the node, a *StepLimitError, or the context's error.
+func (r *Runnable[S]) Invoke(ctx context.Context, s S) (S, error) {
+	return r.exec(ctx, s, nil)
+}
+
+func (r *Runnable[S]) exec(ctx context.Context, s S, emit func(*Event[S]) bool) (S, error) {
+	ctx, span := r.tracer.Start(ctx, "graph.run", r.runOpts...)
+	rn := &run[S]{r: r, emit: emit, record: span.IsRecording()}
+	out, err := rn.start(ctx, s)
+	if err != nil {
+		if rn.record {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+		return out, err
+	}
+	span.End()
+	return out, nil
+}
+
+// fanOutIdx is the target index meaning "the fan-out declared on the node
+// just executed".
+const fanOutIdx = -3
+
+func (rn *run[S]) start(ctx context.Context, s S) (S, error) {
+	to, label, err := rn.resolve(&rn.r.start, Start, s)
+	if err != nil {
+		return s, err
+	}
+	var last string
+	s, last, label, err = rn.walk(ctx, to, label, Start, &rn.r.start, s, endIdx)
+	if err == nil && rn.emit != nil {
+		ev := Event[S]{Kind: RunEnd, Node: End, From: last, Label: label, State: s, Step: int(rn.steps.Load())}
+		rn.send(&ev)
+	}
+	return s, err
+}
+
+// resolve picks the target of nx for state s, calling the router of a
+// conditional edge. Router panics become errors naming the node.
+func (rn *run[S]) resolve(nx *next[S], from string, s S) (to int, label string, err error) {
+	switch nx.kind {
+	case toNode:
+		return nx.to, "", nil
+	case toFanOut:
+		return fanOutIdx, "", nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = &NodeError{Graph: rn.r.name, Node: from, Err: fmt.Errorf("route: %w", &PanicError{Value: p, Stack: debug.Stack()})}
+		}
+	}()
+	label = nx.route(s)
+	to, ok := nx.labels[label]
+	if !ok {
+		return 0, label, &NodeError{Graph: rn.r.name, Node: from, Err: &RouteError{Node: from, Label: label}}
+	}
+	return to, label, nil
+}
+
+// walk executes nodes from target to (reached from node from, whose
+// outgoing spec is nx, over an edge labelled label) until the run would
+// execute stop or End. It returns the state, the last node executed and the
+// label of the edge taken out of it.
+func (rn *run[S]) walk(ctx context.Context, to int, label, from string, nx *next[S], s S, stop int) (S, string, string, error) {
+	r := rn.r
+	var cause error
+	// The last nodes this walk executed, to name the loop if the step limit
+	// hits. Kept per walk (on the stack) so the hot path needs no lock.
+	var trail ring
+	for {
+		if to == fanOutIdx {
+			var err error
+			if s, err = rn.fanOut(ctx, nx, from, s); err != nil {
+				return s, from, "", err
+			}
+			// The join is entered from every branch at once.
+			to, label, from = nx.join, "", ""
+		}
+		if to == stop || to == endIdx {
+			return s, from, label, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return s, from, label, err
+		}
+		trail.push(int32(to))
+		step := int(rn.steps.Add(1))
+		if step > r.maxSteps {
+			return s, from, label, rn.stepLimit(&trail)
+		}
+		n := &r.nodes[to]
+		nctx := ctx
+		if cause != nil {
+			nctx = context.WithValue(ctx, causeKey{}, cause)
+			cause = nil
+		}
+		out, nextTo, nextLabel, err := rn.node(nctx, n, step, from, label, s)
+		if err != nil {
+			if n.fallback != noFallback && ctx.Err() == nil {
+				// The fallback receives the state the failed node was given.
+				cause = err
+				to, label, from = n.fallback, "fallback", n.name
+				continue
+			}
+			return s, n.name, "", err
+		}
+		s, from, nx = out, n.name, &n.next
+		to, label = nextTo, nextLabel
+	}
+}
+
+type ring struct {
+	idx [16]int32
+	n   int
+}
+
+func (t *ring) push(i int32) {
+	t.idx[t.n%len(t.idx)] = i
+	t.n++
+}
+
+func (rn *run[S]) stepLimit(t *ring) error {
+	n := min(t.n, len(t.idx))
+	trail := make([]string, 0, n)
+	for i := t.n - n; i < t.n; i++ {
+		trail = append(trail, rn.r.nodes[t.idx[i%len(t.idx)]].name)
+	}
+	return &StepLimitError{Graph: rn.r.name, Limit: rn.r.maxSteps, Loop: findLoop(trail), Trail: trail}
+}
+
+// findLoop returns the shortest cycle at the end of trail: the nodes between
+// the last node's previous occurrence and itself.
+func findLoop(trail []string) []string {
+	if len(trail) < 2 {
+		return nil
+	}
+	last := trail[len(trail)-1]
+	for i := len(trail) - 2; i >= 0; i-- {
+		if trail[i] == last {
+			return append([]string(nil), trail[i+1:]...)
+		}
+	}
+	return nil
+}
+
+// node runs one node: attempts with timeout and retry, its span and events,
+// and the choice of the next target.
+func (rn *run[S]) node(ctx context.Context, n *node[S], step int, from, via string, s S) (out S, to int, label string, err error) {
+	var span trace.Span
+	if rn.record {
+		ctx, span = rn.r.tracer.Start(ctx, n.name, trace.WithAttributes(
+			attribute.String("graph.name", rn.r.name),
+			attribute.String("graph.node", n.name),
+			attribute.Int("graph.step", step),
+		))
+	}
+	var began time.Time
+	if rn.emit != nil {
+		began = time.Now()
+		ev := Event[S]{Kind: NodeStart, Node: n.name, Step: step, From: from, Label: via, State: s}
+		if !rn.send(&ev) {
+			return s, 0, "", context.Canceled
+		}
+	}
+	attempts := 0
+	out, attempts, err = rn.attempts(ctx, n, s)
+	if err == nil {
+		to, label, err = rn.resolve(&n.next, n.name, out)
+	}
+	if err != nil {
+		var ne *NodeError
+		if !errors.As(err, &ne) {
+			err = &NodeError{Graph: rn.r.name, Node: n.name, Step: step, Attempt: attempts, Err: err}
+		} else if ne.Step == 0 {
+			ne.Step, ne.Attempt = step, attempts
+		}
+	}
+	if span != nil {
+		if label != "" {
+			span.SetAttributes(attribute.String("graph.route.label", label))
+		}
+		span.SetAttributes(attribute.Int("graph.retry.count", attempts-1))
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}
+	if rn.emit != nil {
+		ev := Event[S]{Kind: NodeEnd, Node: n.name, Step: step, From: from, Label: label, Duration: time.Since(began), Err: err, Attempts: attempts, State: out}
+		if err != nil {
+			ev.State = s
+		}
+		rn.send(&ev)
+	}
+	return out, to, label, err
+}
+
+// attempts calls the node until it succeeds, fails with a non-retryable
+// error, or runs out of attempts.
+func (rn *run[S]) attempts(ctx context.Context, n *node[S], s S) (S, int, error) {
+	maxA := max(n.retry.MaxAttempts, 1)
+	retry := n.retry.Retry
+	if retry == nil {
+		retry = IsRetryable
+	}
+	for a := 1; ; a++ {
+		out, err := call(ctx, n, s)
+		if err == nil {
+			return out, a, nil
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			if !errors.Is(err, cerr) {
+				// The run was cancelled while the node failed otherwise; the
+				// cancellation is what the caller needs to see.
+				err = fmt.Errorf("%w (run cancelled: %w)", err, cerr)
+			}
+			return s, a, err
+		}
+		if a >= maxA || !retry(err) {
+			return s, a, err
+		}
+		t := time.NewTimer(n.retry.backoff(a))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return s, a, fmt.Errorf("%w (while backing off after: %v)", ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// call makes one attempt: it applies the node's timeout and turns a panic
+// into an error.
+func call[S any](ctx context.Context, n *node[S], s S) (out S, err error) {
+	if n.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(n.timeout))
+		defer cancel()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = s, &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	out, err = n.fn(ctx, s)
+	if err != nil && n.timeout > 0 && ctx.Err() == context.DeadlineExceeded && !errors.Is(err, context.DeadlineExceeded) {
+		// The node reported something else once its deadline passed; keep
+		// the timeout visible so it is never mistaken for another failure.
+		err = fmt.Errorf("%w after %v: %w", context.DeadlineExceeded, time.Duration(n.timeout), err)
+	}
+	return out, err
+}
+
+// fanOut runs the branches of nx concurrently up to the join and merges
+// their states. The first failure cancels the other branches; no goroutine
+// outlives the call.
+func (rn *run[S]) fanOut(ctx context.Context, nx *next[S], from string, s S) (S, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	outs := make([]S, len(nx.branches))
+	errs := make([]error, len(nx.branches))
+	var wg sync.WaitGroup
+	for i, b := range nx.branches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil { // only our own bugs can get here
+					errs[i] = &PanicError{Value: p, Stack: debug.Stack()}
+					cancel()
+				}
+			}()
+			out, _, _, err := rn.walk(ctx, b, "", from, nil, s, nx.join)
+			outs[i], errs[i] = out, err
+			if err != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	// Report the root failure, not the cancellations it caused.
+	var first error
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return s, err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return s, first
+	}
+	merged, err := rn.merge(nx, from, s, outs)
+	if err != nil {
+		return s, err
+	}
+	return merged, nil
+}
+
+func (rn *run[S]) merge(nx *next[S], from string, s S, outs []S) (out S, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &PanicError{Value: p, Stack: debug.Stack()}
+		}
+		if err != nil {
+			err = &NodeError{Graph: rn.r.name, Node: from, Err: fmt.Errorf("merge: %w", err)}
+		}
+	}()
+	return nx.merge(s, outs)
+}
+
+// send delivers an event to the stream consumer, serialising concurrent
+// branches. It reports false once the consumer has stopped.
+func (rn *run[S]) send(ev *Event[S]) bool {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	if rn.emitErr {
+		return false
+	}
+	if !rn.emit(ev) {
+		rn.emitErr = true
+		return false
+	}
+	return true
+}
