@@ -1,0 +1,123 @@
+package ingest_test
+
+import (
+	"context"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/adaptrag/adaptrag/retrieval"
+)
+
+// memStore is a map-backed retrieval.Store for tests; searches find nothing.
+type memStore struct {
+	mu      sync.Mutex
+	dim     int
+	chunks  map[string]retrieval.Chunk // by ID
+	deletes int
+	upserts int
+}
+
+func newMemStore(dim int) *memStore {
+	return &memStore{dim: dim, chunks: map[string]retrieval.Chunk{}}
+}
+
+func (s *memStore) Upsert(ctx context.Context, cs []retrieval.Chunk) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.upserts++
+	for _, c := range cs {
+		if c.ID == "" {
+			return retrieval.ErrInvalid
+		}
+		if s.dim > 0 && len(c.Vector) != s.dim {
+			return retrieval.ErrDimension
+		}
+		s.chunks[c.ID] = c
+	}
+	return nil
+}
+
+func (s *memStore) DeleteDocument(ctx context.Context, scope retrieval.Scope, docID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deletes++
+	maps.DeleteFunc(s.chunks, func(_ string, c retrieval.Chunk) bool {
+		return c.Tenant == scope.Tenant && c.DocID == docID
+	})
+	return nil
+}
+
+func (s *memStore) SearchDense(context.Context, retrieval.Request) ([]retrieval.Hit, error) {
+	return nil, nil
+}
+
+func (s *memStore) SearchSparse(context.Context, retrieval.Request) ([]retrieval.Hit, error) {
+	return nil, nil
+}
+
+func (s *memStore) SearchHybrid(context.Context, retrieval.Request) ([]retrieval.Hit, error) {
+	return nil, nil
+}
+
+func (s *memStore) Dim() int     { return s.dim }
+func (s *memStore) Close() error { return nil }
+
+// all returns the stored chunks sorted by ID.
+func (s *memStore) all() []retrieval.Chunk {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Collect(maps.Values(s.chunks))
+	slices.SortFunc(out, func(a, b retrieval.Chunk) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// hashEmbedder derives a deterministic vector from each text's FNV hash and
+// records the size of every batch.
+type hashEmbedder struct {
+	dim     int
+	err     error // returned by Embed when set
+	mu      sync.Mutex
+	batches []int
+}
+
+func (e *hashEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if e.err != nil {
+		return nil, e.err
+	}
+	e.mu.Lock()
+	e.batches = append(e.batches, len(texts))
+	e.mu.Unlock()
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		h := fnv.New64a()
+		h.Write([]byte(t))
+		x := h.Sum64()
+		v := make([]float32, e.dim)
+		for j := range v {
+			v[j] = float32((x>>(j%64))&0xff) / 255
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func (e *hashEmbedder) Dim() int { return e.dim }
+
+// blockingEmbedder waits for its context to end.
+type blockingEmbedder struct{}
+
+func (blockingEmbedder) Embed(ctx context.Context, _ []string) ([][]float32, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (blockingEmbedder) Dim() int { return 4 }
