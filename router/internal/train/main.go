@@ -1,0 +1,422 @@
+// Command train fits the offline router model and writes it to
+// router/model/router.bin.gz.
+//
+// Run from the module root:
+//
+//	go run ./router/internal/train -data ../shared/data
+//
+// It reads data/router/train_en.jsonl and train_zh.jsonl (never the dev
+// files, except to print a report after fitting) plus the project's own
+// generated examples (examples.go), holds out 10% of the training pool
+// (chosen by a hash of the text) to calibrate the softmax temperature and
+// the chitchat margin, and prints a reliability table. The output is
+// deterministic for a given input.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/adaptrag/adaptrag/router/internal/feat"
+)
+
+func main() {
+	os.Exit(main1())
+}
+
+type sample struct {
+	text, label, lang string
+	source            string
+	y                 int
+	feats             []uint32
+	subst             bool
+	nfixed            int // leading features never dropped: bias, cues, length, script
+	w                 float64
+}
+
+func main1() int {
+	data := flag.String("data", "../shared/data", "evaluation data directory (with router/)")
+	out := flag.String("out", "router/model/router.bin.gz", "model output path")
+	bits := flag.Int("bits", 17, "log2 of the number of hash buckets")
+	epochs := flag.Int("epochs", 6, "training epochs")
+	lr := flag.Float64("lr", 0.3, "Adagrad learning rate")
+	l2 := flag.Float64("l2", 1e-4, "L2 penalty per update")
+	maxSub := flag.Float64("max-sub2chit", 0.003, "largest substantive->chitchat rate allowed on the held-out split when choosing the margin")
+	exclude := flag.String("exclude", "", "comma-separated sources to leave out of training (a cross-source check; the dev report then shows how the model does on an unseen source)")
+	dropout := flag.Float64("dropout", 0.5, "probability of dropping each n-gram feature during training (cues are kept), to lean on features that carry across sources")
+	minMargin := flag.Float64("min-margin", 2.0, "smallest chitchat margin (logits); 2 costs no held-out chitchat recall")
+	flag.Parse()
+
+	var pool, unseen []sample
+	for _, lang := range []string{"en", "zh"} {
+		path := filepath.Join(*data, "router", "train_"+lang+".jsonl")
+		ss, err := load(path, lang)
+		if errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(os.Stderr, "train: %s not found: training on the project's own examples only\n", path)
+			continue
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "train: %v\n", err)
+			return 1
+		}
+		for _, s := range ss {
+			if slices.Contains(strings.Split(*exclude, ","), s.source) {
+				unseen = append(unseen, s)
+			} else {
+				pool = append(pool, s)
+			}
+		}
+	}
+	seeds := map[string]bool{}
+	for _, s := range []string{"你好，你能做什么？", "退货要在几天内发起？", "对比一下差旅报销和招待报销的流程差异", "你好，顺便问下电子发票多久能开好"} {
+		seeds[feat.Normalize(s)] = true
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, e := range ownExamples(rng) {
+		if seeds[feat.Normalize(e.text)] {
+			continue // the seed sentences are acceptance tests, not training data
+		}
+		lang := "en"
+		if hanShare(e.text) {
+			lang = "zh"
+		}
+		pool = append(pool, sample{text: e.text, label: e.label, lang: lang + "-own"})
+	}
+	var ap feat.Appender
+	for i := range pool {
+		pool[i].y = classIndex(pool[i].label)
+		an := ap.Query(pool[i].text)
+		pool[i].feats = append([]uint32(nil), ap.Buf...)
+		pool[i].subst = an.Substance
+		pool[i].nfixed = 3 + len(an.Cues)
+	}
+	var train, held []sample
+	for _, s := range pool {
+		if hashText(s.text)%10 == 0 {
+			held = append(held, s)
+		} else {
+			train = append(train, s)
+		}
+	}
+	weigh(train)
+	fmt.Printf("pool %d: train %d, held-out %d\n", len(pool), len(train), len(held))
+
+	m := &feat.Model{Buckets: 1 << *bits, Temperature: 1}
+	fit(m, train, *epochs, *lr, *l2, *dropout, rng)
+
+	// Calibrate: temperature by held-out NLL, then the smallest chitchat
+	// margin that keeps substantive->chitchat on the held-out split under
+	// the limit.
+	bestT, bestNLL := 1.0, math.Inf(1)
+	for t := 0.3; t <= 4.0; t += 0.05 {
+		m.Temperature = float32(t)
+		if nll := meanNLL(m, held); nll < bestNLL {
+			bestT, bestNLL = t, nll
+		}
+	}
+	m.Temperature = float32(bestT)
+	// The margin starts at -min-margin: a deliberate prior against "no
+	// retrieval", since a wrong chitchat route answers without evidence.
+	for margin := *minMargin; margin <= 4; margin += 0.1 {
+		m.ChitchatMargin = float32(margin)
+		if sub2chit(m, held) <= *maxSub {
+			break
+		}
+	}
+	// The extra margin for queries with a substantive part: as large as
+	// possible while held-out chitchat recall stays within half a point.
+	base := chitRecall(m, held)
+	for sm := 0.25; sm <= 4; sm += 0.25 {
+		m.SubstanceMargin = float32(sm)
+		if chitRecall(m, held) < base-0.005 {
+			m.SubstanceMargin = float32(sm - 0.25)
+			break
+		}
+	}
+	fmt.Printf("temperature %.2f (held-out NLL %.4f), chitchat margin %.2f, substance margin %.2f\n",
+		bestT, bestNLL, m.ChitchatMargin, m.SubstanceMargin)
+	report("held-out", m, held)
+	if len(unseen) > 0 {
+		for i := range unseen {
+			an := ap.Query(unseen[i].text)
+			unseen[i].y = classIndex(unseen[i].label)
+			unseen[i].feats = append([]uint32(nil), ap.Buf...)
+			unseen[i].subst = an.Substance
+		}
+		report("training items of the excluded sources (unseen)", m, unseen)
+	}
+	for _, lang := range []string{"en", "zh"} {
+		ss, err := load(filepath.Join(*data, "router", "dev_"+lang+".jsonl"), lang)
+		if err != nil {
+			continue
+		}
+		for i := range ss {
+			ss[i].y = classIndex(ss[i].label)
+			an := ap.Query(ss[i].text)
+			ss[i].feats = append([]uint32(nil), ap.Buf...)
+			ss[i].subst = an.Substance
+		}
+		report("dev_"+lang+" (report only, not used for fitting)", m, ss)
+
+	}
+
+	f, err := os.Create(*out)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "train: %v\n", err)
+		return 1
+	}
+	if err := feat.Encode(f, m); err != nil {
+		f.Close()
+		fmt.Fprintf(os.Stderr, "train: %v\n", err)
+		return 1
+	}
+	if err := f.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "train: %v\n", err)
+		return 1
+	}
+	st, _ := os.Stat(*out)
+	fmt.Printf("wrote %s (%d bytes)\n", *out, st.Size())
+	return 0
+}
+
+func classIndex(label string) int {
+	for i, c := range feat.Classes {
+		if c == label {
+			return i
+		}
+	}
+	return -1
+}
+
+func hanShare(s string) bool {
+	han, n := 0, 0
+	for _, r := range s {
+		n++
+		if feat.IsHan(r) {
+			han++
+		}
+	}
+	return han*3 >= n
+}
+
+func hashText(s string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(feat.Normalize(s)))
+	return h.Sum32()
+}
+
+func load(path, lang string) ([]sample, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []sample
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var r struct{ Text, Label, Source string }
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if classIndex(r.Label) < 0 {
+			return nil, fmt.Errorf("%s: unknown label %q", path, r.Label)
+		}
+		out = append(out, sample{text: r.Text, label: r.Label, lang: lang, source: r.Source})
+	}
+	return out, sc.Err()
+}
+
+// weigh balances classes within each language so that the 6k Chinese
+// chitchat lines do not drown the rest, and caps the up-weighting of the
+// small hand-written groups.
+func weigh(ss []sample) {
+	type key struct {
+		lang string
+		y    int
+	}
+	count := map[key]int{}
+	perLang := map[string]int{}
+	base := func(l string) string { return l[:2] }
+	for _, s := range ss {
+		count[key{base(s.lang), s.y}]++
+		perLang[base(s.lang)]++
+	}
+	for i := range ss {
+		l := base(ss[i].lang)
+		w := float64(perLang[l]) / (3 * float64(count[key{l, ss[i].y}]))
+		ss[i].w = math.Max(0.3, math.Min(w, 4))
+	}
+}
+
+func fit(m *feat.Model, ss []sample, epochs int, lr, l2, dropout float64, rng *rand.Rand) {
+	k := feat.K
+	m.W = make([]float32, int(m.Buckets)*k)
+	g2 := make([]float64, len(m.W))
+	order := make([]int, len(ss))
+	for i := range order {
+		order[i] = i
+	}
+	mask := m.Buckets - 1
+	for ep := 0; ep < epochs; ep++ {
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		loss := 0.0
+		var kept []uint32
+		var vals []float32
+		for _, oi := range order {
+			s := ss[oi]
+			// Inverted dropout: kept n-gram features are scaled by
+			// 1/(1-dropout) so that inference (no dropout, value 1) sees the
+			// same expected logits.
+			kept, vals = kept[:0], vals[:0]
+			scale := float32(1 / (1 - dropout))
+			for i, f := range s.feats {
+				switch {
+				case i < s.nfixed:
+					kept, vals = append(kept, f), append(vals, 1)
+				case dropout == 0:
+					kept, vals = append(kept, f), append(vals, 1)
+				case rng.Float64() >= dropout:
+					kept, vals = append(kept, f), append(vals, scale)
+				}
+			}
+			var z [feat.K]float32
+			for i, f := range kept {
+				base := int(f&mask) * k
+				for c := 0; c < k; c++ {
+					z[c] += vals[i] * m.W[base+c]
+				}
+			}
+			p := feat.Softmax(z, 1)
+			loss -= s.w * math.Log(math.Max(p[s.y], 1e-12))
+			for i, f := range kept {
+				base := int(f&mask) * k
+				for c := 0; c < k; c++ {
+					g := p[c]
+					if c == s.y {
+						g -= 1
+					}
+					g = s.w*g*float64(vals[i]) + l2*float64(m.W[base+c])
+					g2[base+c] += g * g
+					m.W[base+c] -= float32(lr * g / (math.Sqrt(g2[base+c]) + 1e-8))
+				}
+			}
+		}
+		fmt.Printf("epoch %d: weighted loss %.4f\n", ep+1, loss/float64(len(ss)))
+	}
+}
+
+func predict(m *feat.Model, s sample) (int, float64) {
+	p := m.Probs(s.feats, s.subst)
+	best := 0
+	for c := 1; c < feat.K; c++ {
+		if p[c] > p[best] {
+			best = c
+		}
+	}
+	return best, p[best]
+}
+
+func meanNLL(m *feat.Model, ss []sample) float64 {
+	nll := 0.0
+	for _, s := range ss {
+		p := m.Probs(s.feats, s.subst)
+		nll -= math.Log(math.Max(p[s.y], 1e-12))
+	}
+	return nll / float64(len(ss))
+}
+
+func chitRecall(m *feat.Model, ss []sample) float64 {
+	n, ok := 0, 0
+	for _, s := range ss {
+		if s.y != feat.Chitchat {
+			continue
+		}
+		n++
+		if c, _ := predict(m, s); c == feat.Chitchat {
+			ok++
+		}
+	}
+	return float64(ok) / float64(max(n, 1))
+}
+
+func sub2chit(m *feat.Model, ss []sample) float64 {
+	n, bad := 0, 0
+	for _, s := range ss {
+		if s.y == feat.Chitchat {
+			continue
+		}
+		n++
+		if c, _ := predict(m, s); c == feat.Chitchat {
+			bad++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(bad) / float64(n)
+}
+
+func report(name string, m *feat.Model, ss []sample) {
+	edges := []float64{0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0001}
+	type bin struct{ n, ok int }
+	bins := make([]bin, len(edges)-1)
+	conf := map[[2]int]int{}
+	okAll := 0
+	for _, s := range ss {
+		c, p := predict(m, s)
+		conf[[2]int{s.y, c}]++
+		i := sort.SearchFloat64s(edges, p) - 1
+		if i < 0 {
+			i = 0
+		}
+		if i >= len(bins) {
+			i = len(bins) - 1
+		}
+		bins[i].n++
+		if c == s.y {
+			bins[i].ok++
+			okAll++
+		}
+	}
+	fmt.Printf("\n%s: n=%d accuracy %.4f substantive->chitchat %.4f\n", name, len(ss), float64(okAll)/float64(len(ss)), sub2chit(m, ss))
+	fmt.Println("| confidence | n | accuracy |")
+	fmt.Println("|---|---|---|")
+	for i, b := range bins {
+		if b.n == 0 {
+			continue
+		}
+		fmt.Printf("| [%.2f, %.2f) | %d | %.3f |\n", edges[i], math.Min(edges[i+1], 1), b.n, float64(b.ok)/float64(b.n))
+	}
+	lowN, lowOK := 0, 0
+	for i, b := range bins {
+		if edges[i] < 0.7 {
+			lowN += b.n
+			lowOK += b.ok
+		}
+	}
+	if lowN > 0 && lowN < len(ss) {
+		fmt.Printf("confidence < 0.70: %d items, accuracy %.3f; >= 0.70: %d items, accuracy %.3f\n",
+			lowN, float64(lowOK)/float64(lowN), len(ss)-lowN, float64(okAll-lowOK)/float64(len(ss)-lowN))
+	}
+	fmt.Println("confusion (gold -> predicted):")
+	for g := 0; g < feat.K; g++ {
+		fmt.Printf("  %-10s", feat.Classes[g])
+		for c := 0; c < feat.K; c++ {
+			fmt.Printf(" %s=%d", feat.Classes[c], conf[[2]int{g, c}])
+		}
+		fmt.Println()
+	}
+}
