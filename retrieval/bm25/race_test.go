@@ -1,0 +1,6 @@
+//go:build race
+
+package bm25
+
+// raceEnabled: the race detector changes allocation counts.
+const raceEnabled = true

@@ -1,0 +1,239 @@
+package bm25
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// ubSlack inflates the per-term upper bounds so that float rounding in the
+// partial sums can never prune a document whose exact score would tie or
+// beat the threshold.
+const ubSlack = 1 + 1e-9
+
+// qterm is one distinct query term with its cursor.
+type qterm struct {
+	slots  []uint32
+	tfs    []uint32
+	pos    int
+	weight float64 // occurrences in the query × idf
+	ub     float64 // upper bound of the term's contribution to any score
+}
+
+type query struct {
+	sc     scorer
+	terms  []qterm   // ascending ub
+	prefix []float64 // prefix[i] = Σ_{j<=i} terms[j].ub
+}
+
+func (ix *Index) prepare(tokens []string) *query {
+	q := &query{sc: ix.scorer(), terms: make([]qterm, 0, len(tokens))}
+	ids := make([]uint32, 0, len(tokens))
+	for _, tok := range tokens {
+		if t, ok := ix.dict[tok]; ok && ix.terms[t].df > 0 {
+			ids = append(ids, t)
+		}
+	}
+	slices.Sort(ids)
+	for i := 0; i < len(ids); {
+		j := i + 1
+		for j < len(ids) && ids[j] == ids[i] {
+			j++
+		}
+		p := &ix.terms[ids[i]]
+		occ := float64(j - i)
+		if ix.distinct {
+			occ = 1
+		}
+		w := occ * idf(ix.nLive, p.df)
+		q.terms = append(q.terms, qterm{
+			slots:  p.slots,
+			tfs:    p.tfs,
+			weight: w,
+			ub:     w * q.sc.bound(p.front) * ubSlack,
+		})
+		i = j
+	}
+	// Stable, and ids are sorted, so equal bounds keep term id order: the
+	// summation order, hence the exact score, is fixed for the query.
+	slices.SortStableFunc(q.terms, func(a, b qterm) int { return cmp.Compare(a.ub, b.ub) })
+	q.prefix = make([]float64, len(q.terms))
+	sum := 0.0
+	for i, t := range q.terms {
+		sum += t.ub
+		q.prefix[i] = sum
+	}
+	return q
+}
+
+// run is document-at-a-time MaxScore (Turtle and Flood, 1995): terms whose
+// bounds sum to less than the current k-th score cannot make a document
+// enter the top k on their own, so only the other ("essential") lists are
+// walked, and the non-essential ones are probed by skipping, and only while
+// the document can still reach the threshold.
+func (q *query) run(ix *Index, k int, accept func(uint32) bool) []Scored {
+	h := topK{items: make([]entry, 0, min(k, ix.nLive))}
+	k = min(k, ix.nLive)
+	terms, nt := q.terms, len(q.terms)
+	contrib := make([]float64, nt)
+	first := 0 // terms[first:] are essential
+	theta := math.Inf(-1)
+	for first < nt {
+		d := uint32(math.MaxUint32)
+		for i := first; i < nt; i++ {
+			if t := &terms[i]; t.pos < len(t.slots) {
+				d = min(d, t.slots[t.pos])
+			}
+		}
+		if d == math.MaxUint32 {
+			break
+		}
+		if !ix.live[d] {
+			for i := first; i < nt; i++ {
+				if t := &terms[i]; t.pos < len(t.slots) && t.slots[t.pos] == d {
+					t.pos++
+				}
+			}
+			continue
+		}
+		dl := ix.lens[d]
+		clear(contrib)
+		s := 0.0
+		for i := first; i < nt; i++ {
+			if t := &terms[i]; t.pos < len(t.slots) && t.slots[t.pos] == d {
+				c := t.weight * q.sc.tfPart(t.tfs[t.pos], dl)
+				contrib[i] = c
+				s += c
+				t.pos++
+			}
+		}
+		pruned := false
+		for i := first - 1; i >= 0; i-- {
+			if s+q.prefix[i] < theta {
+				pruned = true
+				break
+			}
+			t := &terms[i]
+			t.pos = advance(t.slots, t.pos, d)
+			if t.pos < len(t.slots) && t.slots[t.pos] == d {
+				c := t.weight * q.sc.tfPart(t.tfs[t.pos], dl)
+				contrib[i] = c
+				s += c
+			}
+		}
+		if pruned {
+			continue
+		}
+		// The exact score, summed in a fixed order so that documents with
+		// the same terms get bit-identical scores and ties go by id.
+		score := 0.0
+		for _, c := range contrib {
+			score += c
+		}
+		e := entry{score: score, id: ix.ids[d]}
+		if len(h.items) == k && !e.better(h.items[0]) {
+			continue
+		}
+		if accept != nil && !accept(e.id) {
+			continue
+		}
+		h.push(e, k)
+		if len(h.items) == k {
+			theta = h.items[0].score
+			for first < nt && q.prefix[first] < theta {
+				first++
+			}
+		}
+	}
+	if len(h.items) == 0 {
+		return nil
+	}
+	out := make([]Scored, len(h.items))
+	for i, e := range h.items {
+		out[i] = Scored{ID: e.id, Score: e.score}
+	}
+	slices.SortFunc(out, byScore)
+	return out
+}
+
+// bound is the largest tf part over the frontier's points.
+func (s scorer) bound(f frontier) float64 {
+	best := 0.0
+	for _, p := range f {
+		best = max(best, s.tfPart(p.tf, p.dl))
+	}
+	return best
+}
+
+// advance returns the first position >= pos whose slot is >= target,
+// galloping then bisecting so that long skips cost O(log distance).
+func advance(slots []uint32, pos int, target uint32) int {
+	if pos >= len(slots) || slots[pos] >= target {
+		return pos
+	}
+	lo, step := pos, 1 // slots[lo] < target
+	hi := pos + 1
+	for hi < len(slots) && slots[hi] < target {
+		lo = hi
+		step <<= 1
+		hi = lo + step
+	}
+	hi = min(hi, len(slots))
+	// The answer is in (lo, hi].
+	i, _ := slices.BinarySearch(slots[lo+1:hi], target)
+	return lo + 1 + i
+}
+
+type entry struct {
+	score float64
+	id    uint32
+}
+
+// better reports whether e ranks before o: higher score, then lower id.
+func (e entry) better(o entry) bool {
+	return e.score > o.score || (e.score == o.score && e.id < o.id)
+}
+
+// topK is a min-heap of at most k entries whose root is the worst kept.
+type topK struct{ items []entry }
+
+func (h *topK) push(e entry, k int) {
+	if len(h.items) < k {
+		h.items = append(h.items, e)
+		h.up(len(h.items) - 1)
+		return
+	}
+	h.items[0] = e
+	h.down(0)
+}
+
+func (h *topK) up(i int) {
+	it := h.items
+	for i > 0 {
+		p := (i - 1) / 2
+		if !it[p].better(it[i]) {
+			break
+		}
+		it[p], it[i] = it[i], it[p]
+		i = p
+	}
+}
+
+func (h *topK) down(i int) {
+	it := h.items
+	n := len(it)
+	for {
+		w := i
+		if l := 2*i + 1; l < n && it[w].better(it[l]) {
+			w = l
+		}
+		if r := 2*i + 2; r < n && it[w].better(it[r]) {
+			w = r
+		}
+		if w == i {
+			return
+		}
+		it[w], it[i] = it[i], it[w]
+		i = w
+	}
+}
