@@ -1,0 +1,298 @@
+package qdranttest
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+type pointsService struct {
+	qdrant.UnimplementedPointsServer
+	s *Server
+}
+
+func completed() *qdrant.PointsOperationResponse {
+	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}}
+}
+
+func (ps pointsService) Upsert(_ context.Context, req *qdrant.UpsertPoints) (*qdrant.PointsOperationResponse, error) {
+	s := ps.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.get(req.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	// Validate the whole batch before applying any of it: Qdrant rejects a
+	// request with one bad point as a whole.
+	pts := make([]*point, 0, len(req.GetPoints()))
+	for _, ps := range req.GetPoints() {
+		p, err := c.newPoint(ps)
+		if err != nil {
+			return nil, err
+		}
+		pts = append(pts, p)
+	}
+	for _, p := range pts {
+		c.points[p.key] = p
+	}
+	return completed(), nil
+}
+
+// newPoint validates and converts an incoming point.
+func (c *collection) newPoint(ps *qdrant.PointStruct) (*point, error) {
+	key, err := idKey(ps.GetId())
+	if err != nil {
+		return nil, invalid("%v", err)
+	}
+	p := &point{
+		id:      proto.Clone(ps.GetId()).(*qdrant.PointId),
+		key:     key,
+		payload: clonePayload(ps.GetPayload()),
+		dense:   make(map[string][]float32),
+		sparse:  make(map[string]sparseVec),
+	}
+	if u := ps.GetId().GetUuid(); u != "" {
+		cu, _ := canonicalUUID(u)
+		p.id = qdrant.NewIDUUID(cu)
+	}
+	vecs := map[string]*qdrant.Vector{}
+	switch v := ps.GetVectors().GetVectorsOptions().(type) {
+	case *qdrant.Vectors_Vector:
+		vecs[""] = v.Vector
+	case *qdrant.Vectors_Vectors:
+		vecs = v.Vectors.GetVectors()
+	}
+	for name, v := range vecs {
+		if err := c.addVector(p, name, v); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func (c *collection) addVector(p *point, name string, v *qdrant.Vector) error {
+	var (
+		dense  []float32
+		sparse *qdrant.SparseVector
+	)
+	switch x := v.GetVector().(type) {
+	case *qdrant.Vector_Dense:
+		dense = x.Dense.GetData()
+	case *qdrant.Vector_Sparse:
+		sparse = x.Sparse
+	case nil:
+		// The deprecated flat encoding (Data, plus Indices for sparse),
+		// which older clients still send.
+		if idx := v.GetIndices(); idx != nil {
+			sparse = &qdrant.SparseVector{Indices: idx.GetData(), Values: v.GetData()}
+		} else {
+			dense = v.GetData()
+		}
+	default:
+		return status.Errorf(codes.Unimplemented, "qdranttest: vector kind %T", x)
+	}
+	if sparse != nil {
+		if _, ok := c.sparse[name]; !ok {
+			return invalid("Not existing vector name error: %s", name)
+		}
+		sv, err := toSparse(sparse)
+		if err != nil {
+			return err
+		}
+		p.sparse[name] = sv
+		return nil
+	}
+	params, ok := c.dense[name]
+	if !ok {
+		return invalid("Not existing vector name error: %s", name)
+	}
+	if uint64(len(dense)) != params.GetSize() {
+		return invalid("Vector dimension error: expected dim: %d, got %d", params.GetSize(), len(dense))
+	}
+	d := append([]float32(nil), dense...)
+	if params.GetDistance() == qdrant.Distance_Cosine {
+		normalize(d)
+	}
+	p.dense[name] = d
+	return nil
+}
+
+func toSparse(v *qdrant.SparseVector) (sparseVec, error) {
+	if len(v.GetIndices()) != len(v.GetValues()) {
+		return nil, invalid("Sparse vector indices and values must have the same length: %d != %d",
+			len(v.GetIndices()), len(v.GetValues()))
+	}
+	sv := make(sparseVec, len(v.GetIndices()))
+	for i, ix := range v.GetIndices() {
+		if _, dup := sv[ix]; dup {
+			return nil, invalid("Sparse vector indices must be unique: %d is repeated", ix)
+		}
+		sv[ix] = v.GetValues()[i]
+	}
+	return sv, nil
+}
+
+func normalize(v []float32) {
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	if n == 0 {
+		return
+	}
+	inv := float32(1 / math.Sqrt(n))
+	for i := range v {
+		v[i] *= inv
+	}
+}
+
+func clonePayload(p map[string]*qdrant.Value) map[string]*qdrant.Value {
+	out := make(map[string]*qdrant.Value, len(p))
+	for k, v := range p {
+		out[k] = proto.Clone(v).(*qdrant.Value)
+	}
+	return out
+}
+
+func (ps pointsService) Delete(_ context.Context, req *qdrant.DeletePoints) (*qdrant.PointsOperationResponse, error) {
+	s := ps.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.get(req.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	switch sel := req.GetPoints().GetPointsSelectorOneOf().(type) {
+	case *qdrant.PointsSelector_Points:
+		for _, id := range sel.Points.GetIds() {
+			key, err := idKey(id)
+			if err != nil {
+				return nil, invalid("%v", err)
+			}
+			delete(c.points, key)
+		}
+	case *qdrant.PointsSelector_Filter:
+		if err := checkFilter(sel.Filter); err != nil {
+			return nil, err
+		}
+		for k, p := range c.points {
+			if matchFilter(sel.Filter, p) {
+				delete(c.points, k)
+			}
+		}
+	default:
+		return nil, invalid("points selector is missing")
+	}
+	return completed(), nil
+}
+
+func (ps pointsService) CreateFieldIndex(_ context.Context, req *qdrant.CreateFieldIndexCollection) (*qdrant.PointsOperationResponse, error) {
+	s := ps.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.get(req.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetFieldName() == "" {
+		return nil, invalid("field name must not be empty")
+	}
+	c.indexes[req.GetFieldName()] = req.GetFieldType()
+	return completed(), nil
+}
+
+func (ps pointsService) Count(_ context.Context, req *qdrant.CountPoints) (*qdrant.CountResponse, error) {
+	s := ps.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.get(req.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFilter(req.GetFilter()); err != nil {
+		return nil, err
+	}
+	var n uint64
+	for _, p := range c.points {
+		if matchFilter(req.GetFilter(), p) {
+			n++
+		}
+	}
+	return &qdrant.CountResponse{Result: &qdrant.CountResult{Count: n}}, nil
+}
+
+func (ps pointsService) Query(_ context.Context, req *qdrant.QueryPoints) (*qdrant.QueryResponse, error) {
+	s := ps.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queries = append(s.queries, proto.Clone(req).(*qdrant.QueryPoints))
+	c, err := s.get(req.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetWithVectors().GetEnable() || req.GetWithVectors().GetInclude() != nil {
+		return nil, status.Error(codes.Unimplemented, "qdranttest: with_vectors")
+	}
+	root := node{
+		prefetch:  req.GetPrefetch(),
+		query:     req.GetQuery(),
+		using:     req.GetUsing(),
+		filter:    req.GetFilter(),
+		limit:     req.Limit,
+		threshold: req.ScoreThreshold,
+	}
+	offset := int(req.GetOffset())
+	res, err := c.eval(root, nil, offset)
+	if err != nil {
+		return nil, err
+	}
+	if offset >= len(res) {
+		res = nil
+	} else {
+		res = res[offset:]
+	}
+	out := &qdrant.QueryResponse{Result: make([]*qdrant.ScoredPoint, 0, len(res))}
+	for _, r := range res {
+		out.Result = append(out.Result, &qdrant.ScoredPoint{
+			Id:      proto.Clone(r.p.id).(*qdrant.PointId),
+			Payload: selectPayload(r.p.payload, req.GetWithPayload()),
+			Score:   r.score,
+		})
+	}
+	return out, nil
+}
+
+// selectPayload applies a with_payload selector. The Query API returns no
+// payload unless asked to.
+func selectPayload(p map[string]*qdrant.Value, sel *qdrant.WithPayloadSelector) map[string]*qdrant.Value {
+	switch x := sel.GetSelectorOptions().(type) {
+	case *qdrant.WithPayloadSelector_Enable:
+		if x.Enable {
+			return clonePayload(p)
+		}
+	case *qdrant.WithPayloadSelector_Include:
+		out := map[string]*qdrant.Value{}
+		for _, f := range x.Include.GetFields() {
+			if v, ok := p[f]; ok {
+				out[f] = proto.Clone(v).(*qdrant.Value)
+			}
+		}
+		return out
+	case *qdrant.WithPayloadSelector_Exclude:
+		out := clonePayload(p)
+		for _, f := range x.Exclude.GetFields() {
+			delete(out, f)
+		}
+		return out
+	}
+	return nil
+}
+
+// String renders a scored entry for test failure messages.
+func (r scored) String() string { return fmt.Sprintf("%s:%g", r.p.key, r.score) }

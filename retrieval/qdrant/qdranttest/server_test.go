@@ -1,0 +1,259 @@
+package qdranttest_test
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/adaptrag/adaptrag/retrieval/qdrant/qdranttest"
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// setup starts a server, connects the real client and creates collection
+// "c" with a 2-d cosine vector "d" and an IDF sparse vector "s".
+func setup(t *testing.T) (*qdranttest.Server, *qdrant.Client) {
+	t.Helper()
+	srv := qdranttest.Start(t)
+	cl, err := qdrant.NewClient(&qdrant.Config{Host: srv.Host(), Port: srv.Port(), PoolSize: 1, SkipCompatibilityCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	err = cl.CreateCollection(context.Background(), &qdrant.CreateCollection{
+		CollectionName: "c",
+		VectorsConfig:  qdrant.NewVectorsConfigMap(map[string]*qdrant.VectorParams{"d": {Size: 2, Distance: qdrant.Distance_Cosine}}),
+		SparseVectorsConfig: qdrant.NewSparseVectorsConfig(map[string]*qdrant.SparseVectorParams{
+			"s": {Modifier: qdrant.Modifier_Idf.Enum()},
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, cl
+}
+
+type pt struct {
+	id      uint64
+	dense   []float32
+	idx     []uint32
+	val     []float32
+	payload map[string]any
+}
+
+func upsert(t *testing.T, cl *qdrant.Client, pts ...pt) {
+	t.Helper()
+	var ps []*qdrant.PointStruct
+	for _, p := range pts {
+		vecs := map[string]*qdrant.Vector{}
+		if p.dense != nil {
+			vecs["d"] = qdrant.NewVectorDense(p.dense)
+		}
+		if p.idx != nil {
+			vecs["s"] = qdrant.NewVectorSparse(p.idx, p.val)
+		}
+		ps = append(ps, &qdrant.PointStruct{Id: qdrant.NewIDNum(p.id), Vectors: qdrant.NewVectorsMap(vecs), Payload: qdrant.NewValueMap(p.payload)})
+	}
+	if _, err := cl.Upsert(context.Background(), &qdrant.UpsertPoints{CollectionName: "c", Points: ps, Wait: qdrant.PtrOf(true)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func query(t *testing.T, cl *qdrant.Client, q *qdrant.QueryPoints) []*qdrant.ScoredPoint {
+	t.Helper()
+	q.CollectionName = "c"
+	res, err := cl.Query(context.Background(), q)
+	if err != nil {
+		t.Fatalf("Query: %v", err)
+	}
+	return res
+}
+
+func ids(res []*qdrant.ScoredPoint) []uint64 {
+	out := make([]uint64, len(res))
+	for i, r := range res {
+		out[i] = r.GetId().GetNum()
+	}
+	return out
+}
+
+func TestDenseCosine(t *testing.T) {
+	_, cl := setup(t)
+	upsert(t, cl, pt{id: 1, dense: []float32{3, 0}}, pt{id: 2, dense: []float32{1, 1}}, pt{id: 3, dense: []float32{0, 5}})
+	res := query(t, cl, &qdrant.QueryPoints{Query: qdrant.NewQueryDense([]float32{2, 0}), Using: qdrant.PtrOf("d")})
+	if got := ids(res); !slices.Equal(got, []uint64{1, 2, 3}) {
+		t.Fatalf("order = %v, want [1 2 3]", got)
+	}
+	want := []float64{1, 1 / math.Sqrt2, 0}
+	for i, r := range res {
+		if math.Abs(float64(r.GetScore())-want[i]) > 1e-6 {
+			t.Errorf("point %d score %v, want cosine %v", r.GetId().GetNum(), r.GetScore(), want[i])
+		}
+	}
+	if res[0].GetPayload() != nil {
+		t.Errorf("payload returned without with_payload: %v", res[0].GetPayload())
+	}
+}
+
+// TestSparseIDF checks Qdrant's IDF modifier: each query weight times
+// ln(1 + (N - n + 0.5)/(n + 0.5)), N counting points with a sparse vector.
+func TestSparseIDF(t *testing.T) {
+	_, cl := setup(t)
+	upsert(t, cl,
+		pt{id: 1, idx: []uint32{7, 8}, val: []float32{2, 1}},
+		pt{id: 2, idx: []uint32{7}, val: []float32{1}},
+		pt{id: 3, idx: []uint32{9}, val: []float32{1}},
+		pt{id: 4, dense: []float32{1, 0}}, // no sparse vector: not in N
+	)
+	res := query(t, cl, &qdrant.QueryPoints{Query: qdrant.NewQuerySparse([]uint32{7, 8}, []float32{1, 1}), Using: qdrant.PtrOf("s")})
+	idf := func(n float64) float64 { return math.Log(1 + (3-n+0.5)/(n+0.5)) }
+	want := map[uint64]float64{1: 2*idf(2) + idf(1), 2: idf(2)}
+	if len(res) != 2 {
+		t.Fatalf("got %v, want points 1 and 2 only (3 shares no dimension)", ids(res))
+	}
+	for _, r := range res {
+		if w := want[r.GetId().GetNum()]; math.Abs(float64(r.GetScore())-w) > 1e-5 {
+			t.Errorf("point %d score %v, want %v", r.GetId().GetNum(), r.GetScore(), w)
+		}
+	}
+}
+
+func TestPrefetchFusion(t *testing.T) {
+	srv, cl := setup(t)
+	var pts []pt
+	for i := range 15 {
+		pts = append(pts, pt{id: uint64(i + 1), dense: []float32{1, float32(i)}, idx: []uint32{1}, val: []float32{float32(15 - i)},
+			payload: map[string]any{"grp": []string{"odd", "even"}[i%2]}})
+	}
+	upsert(t, cl, pts...)
+	dense := &qdrant.PrefetchQuery{Query: qdrant.NewQueryDense([]float32{1, 0}), Using: qdrant.PtrOf("d")}
+	sparse := &qdrant.PrefetchQuery{Query: qdrant.NewQuerySparse([]uint32{1}, []float32{1}), Using: qdrant.PtrOf("s")}
+
+	// Both legs rank 1, 2, 3, ... so fusion keeps that order; each leg stops
+	// at the default limit of 10, and so does the fused result.
+	res := query(t, cl, &qdrant.QueryPoints{Prefetch: []*qdrant.PrefetchQuery{dense, sparse}, Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF), Limit: qdrant.PtrOf(uint64(100))})
+	if got := ids(res); !slices.Equal(got, []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}) {
+		t.Errorf("fused ids = %v, want 1..10 (prefetch default limit 10)", got)
+	}
+	if res[0].GetScore() != 1 { // 1/(0+2) twice
+		t.Errorf("top fused score = %v, want 1", res[0].GetScore())
+	}
+
+	// Rrf with k = 61 scores rank 0 in both legs 2/61.
+	res = query(t, cl, &qdrant.QueryPoints{Prefetch: []*qdrant.PrefetchQuery{dense, sparse}, Query: qdrant.NewQueryRRF(&qdrant.Rrf{K: qdrant.PtrOf(uint32(61))}), Limit: qdrant.PtrOf(uint64(1))})
+	if len(res) != 1 || res[0].GetScore() != float32(1)/61+float32(1)/61 {
+		t.Errorf("Rrf k=61 = %v, want one point scoring 2/61", res)
+	}
+
+	// The root filter reaches into the prefetches: only even-group points,
+	// ranked among themselves.
+	res = query(t, cl, &qdrant.QueryPoints{
+		Prefetch: []*qdrant.PrefetchQuery{dense, sparse}, Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF),
+		Filter: &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("grp", "even")}},
+		Limit:  qdrant.PtrOf(uint64(3)),
+	})
+	if got := ids(res); !slices.Equal(got, []uint64{2, 4, 6}) {
+		t.Errorf("filtered fused ids = %v, want [2 4 6]", got)
+	}
+	if q := srv.Queries(); len(q) != 3 || len(q[2].GetPrefetch()) != 2 {
+		t.Errorf("recorded %d queries, want 3 with the last having 2 prefetches", len(q))
+	}
+}
+
+func TestFilters(t *testing.T) {
+	_, cl := setup(t)
+	upsert(t, cl,
+		pt{id: 1, dense: []float32{1, 0}, payload: map[string]any{"k": "a", "tags": []any{"x", "y"}, "m": map[string]any{"lang": "en"}}},
+		pt{id: 2, dense: []float32{1, 0}, payload: map[string]any{"k": "b", "tags": []any{"y"}, "n": 3}},
+		pt{id: 3, dense: []float32{1, 0}, payload: map[string]any{"k": "c", "m": map[string]any{"lang": "de"}}},
+	)
+	cases := []struct {
+		name string
+		f    *qdrant.Filter
+		want []uint64
+	}{
+		{"keyword", &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("k", "b")}}, []uint64{2}},
+		{"keywords any", &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeywords("k", "a", "c")}}, []uint64{1, 3}},
+		{"array element", &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("tags", "y")}}, []uint64{1, 2}},
+		{"nested path", &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("m.lang", "de")}}, []uint64{3}},
+		{"integer", &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchInt("n", 3)}}, []uint64{2}},
+		{"must_not", &qdrant.Filter{MustNot: []*qdrant.Condition{qdrant.NewMatchKeyword("k", "a")}}, []uint64{2, 3}},
+		{"should", &qdrant.Filter{Should: []*qdrant.Condition{qdrant.NewMatchKeyword("k", "a"), qdrant.NewMatchKeyword("k", "c")}}, []uint64{1, 3}},
+		{"is_empty", &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewIsEmpty("tags")}}, []uint64{3}},
+		{"has_id", &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewHasID(qdrant.NewIDNum(2))}}, []uint64{2}},
+		{"nested filter", &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewFilterAsCondition(&qdrant.Filter{
+			Should: []*qdrant.Condition{qdrant.NewMatchKeyword("m.lang", "en"), qdrant.NewIsEmpty("m.lang")}})}}, []uint64{1, 2}},
+	}
+	for _, tc := range cases {
+		got := ids(query(t, cl, &qdrant.QueryPoints{Query: qdrant.NewQueryDense([]float32{1, 0}), Using: qdrant.PtrOf("d"), Filter: tc.f}))
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// Deleting by filter removes exactly the matching points.
+	_, err := cl.Delete(context.Background(), &qdrant.DeletePoints{CollectionName: "c", Wait: qdrant.PtrOf(true),
+		Points: qdrant.NewPointsSelectorFilter(&qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("tags", "y")}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(query(t, cl, &qdrant.QueryPoints{Query: qdrant.NewQueryDense([]float32{1, 0}), Using: qdrant.PtrOf("d")})); !slices.Equal(got, []uint64{3}) {
+		t.Errorf("after delete by filter: %v, want [3]", got)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	_, cl := setup(t)
+	ctx := context.Background()
+	check := func(name string, err error, want codes.Code) {
+		t.Helper()
+		if got := status.Code(err); got != want {
+			t.Errorf("%s: code %v (%v), want %v", name, got, err, want)
+		}
+	}
+	_, err := cl.Query(ctx, &qdrant.QueryPoints{CollectionName: "nope", Query: qdrant.NewQueryDense([]float32{1, 0})})
+	check("missing collection", err, codes.NotFound)
+	_, err = cl.Query(ctx, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQueryDense([]float32{1, 0, 0}), Using: qdrant.PtrOf("d")})
+	check("wrong dim", err, codes.InvalidArgument)
+	_, err = cl.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "c", Points: []*qdrant.PointStruct{{Id: qdrant.NewIDNum(1),
+		Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{"d": qdrant.NewVectorDense([]float32{1})})}}})
+	check("upsert wrong dim", err, codes.InvalidArgument)
+	_, err = cl.Query(ctx, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQueryDense([]float32{1, 0}), Using: qdrant.PtrOf("d"),
+		Filter: &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewRange("n", &qdrant.Range{Gt: qdrant.PtrOf(1.0)})}}})
+	check("unsupported condition", err, codes.Unimplemented)
+	err = cl.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "c",
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 2, Distance: qdrant.Distance_Cosine})})
+	check("create twice", err, codes.InvalidArgument)
+}
+
+func TestFaults(t *testing.T) {
+	srv, cl := setup(t)
+	srv.SetUnavailable(true)
+	_, err := cl.CollectionExists(context.Background(), "c")
+	if status.Code(err) != codes.Unavailable {
+		t.Errorf("unavailable server: %v", err)
+	}
+	srv.SetUnavailable(false)
+	srv.SetDelay(time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = cl.CollectionExists(ctx, "c")
+	if status.Code(err) != codes.DeadlineExceeded {
+		t.Errorf("slow server with a 30ms deadline: %v", err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("call returned after %v, not at its deadline", d)
+	}
+}
+
+func TestHealthCheck(t *testing.T) {
+	_, cl := setup(t)
+	r, err := cl.HealthCheck(context.Background())
+	if err != nil || r.GetVersion() != qdranttest.Version {
+		t.Errorf("HealthCheck = %v, %v; want version %s", r, err, qdranttest.Version)
+	}
+}

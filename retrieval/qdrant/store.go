@@ -1,0 +1,388 @@
+// Package qdrant is a retrieval.Store backed by a Qdrant collection, spoken
+// to over gRPC with the official go-client.
+//
+// One collection holds one knowledge base. Each chunk is a point with a
+// named dense vector "dense" (cosine) and a named sparse vector "bm25" whose
+// values are BM25 document weights computed client-side with the project's
+// analyzer; the collection applies IDF to it at query time (Modifier_Idf),
+// which together gives BM25 scores. Hybrid search is one Query call: a dense
+// and a sparse prefetch fused by Qdrant's reciprocal-rank fusion.
+//
+// The caller's Scope is always a must condition on the tenant payload field
+// of every search and delete; Filter conditions are added to it and cannot
+// remove it.
+//
+// Errors wrap the retrieval sentinels: an unreachable server is
+// retrieval.ErrUnavailable, a missing collection retrieval.ErrNotFound, a
+// vector of the wrong size retrieval.ErrDimension (checked before any call),
+// and a request that ran out of time keeps context.DeadlineExceeded in its
+// chain. A search that finds nothing returns nil, nil.
+package qdrant
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/adaptrag/adaptrag/retrieval"
+	qc "github.com/qdrant/go-client/qdrant"
+)
+
+// Store is a retrieval.Store on one Qdrant collection. It is safe for
+// concurrent use.
+type Store struct {
+	client *qc.Client
+	owns   bool // Close closes client
+	cfg    Config
+	dim    int
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ retrieval.Store = (*Store)(nil)
+
+// Open connects to Qdrant and returns a store on cfg.Collection, creating
+// the collection (vectors and keyword payload indexes on tenant, source,
+// doc_id and content_type) when it is missing. An existing collection must
+// have the "dense" and "bm25" vectors; its dense size becomes Dim. The
+// connection is lazy, so an unreachable server is reported by the first call
+// Open makes, wrapped as retrieval.ErrUnavailable.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	host := cfg.Host
+	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
+		// The go-client joins host and port with a bare colon.
+		host = "[" + host + "]"
+	}
+	client, err := qc.NewClient(&qc.Config{
+		Host:   host,
+		Port:   cfg.Port,
+		APIKey: cfg.APIKey,
+		UseTLS: cfg.UseTLS,
+		// The check blocks up to a minute on a server that is down, and
+		// only logs: the store's first call reports that better.
+		SkipCompatibilityCheck: true,
+		PoolSize:               cfg.PoolSize,
+		GrpcOptions:            cfg.DialOptions,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("qdrant: connect %s: %w: %w", cfg, retrieval.ErrInvalid, err)
+	}
+	s, err := newStore(ctx, client, cfg)
+	if err != nil {
+		_ = client.Close()
+		return nil, err
+	}
+	s.owns = true
+	return s, nil
+}
+
+// NewWithClient returns a store that uses an existing client, for callers
+// that share one connection among several collections. Host, Port, APIKey,
+// UseTLS, PoolSize and DialOptions of cfg are ignored, and Close does not
+// close c. The collection is created if missing, as by Open.
+func NewWithClient(ctx context.Context, c *qc.Client, cfg Config) (*Store, error) {
+	if c == nil {
+		return nil, fmt.Errorf("qdrant: nil client: %w", retrieval.ErrInvalid)
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return newStore(ctx, c, cfg)
+}
+
+func newStore(ctx context.Context, c *qc.Client, cfg Config) (*Store, error) {
+	s := &Store{client: c, cfg: cfg}
+	if err := s.ensureCollection(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ensureCollection creates the collection if needed and learns its Dim.
+func (s *Store) ensureCollection(ctx context.Context) error {
+	const op = "open"
+	exists, err := s.client.CollectionExists(ctx, s.cfg.Collection)
+	if err != nil {
+		return s.wrapErr(ctx, op, err)
+	}
+	if !exists {
+		if s.cfg.Dim == 0 {
+			return s.opErr(op, "collection does not exist and Config.Dim is 0, so it cannot be created: %w", retrieval.ErrInvalid)
+		}
+		err := s.client.CreateCollection(ctx, &qc.CreateCollection{
+			CollectionName: s.cfg.Collection,
+			VectorsConfig: qc.NewVectorsConfigMap(map[string]*qc.VectorParams{
+				DenseVector: {Size: uint64(s.cfg.Dim), Distance: qc.Distance_Cosine},
+			}),
+			SparseVectorsConfig: qc.NewSparseVectorsConfig(map[string]*qc.SparseVectorParams{
+				SparseVector: {Modifier: qc.Modifier_Idf.Enum()},
+			}),
+		})
+		if err != nil {
+			// Another process may have created it since we looked: if it
+			// exists now, go on and check it like any existing collection.
+			if again, xerr := s.client.CollectionExists(ctx, s.cfg.Collection); xerr != nil || !again {
+				return s.wrapErr(ctx, op, err)
+			}
+		} else {
+			for _, f := range indexedFields {
+				_, err := s.client.CreateFieldIndex(ctx, &qc.CreateFieldIndexCollection{
+					CollectionName: s.cfg.Collection,
+					FieldName:      f,
+					FieldType:      qc.FieldType_FieldTypeKeyword.Enum(),
+					Wait:           qc.PtrOf(true),
+				})
+				if err != nil {
+					return s.wrapErr(ctx, op+": index "+f, err)
+				}
+			}
+			s.dim = s.cfg.Dim
+			return nil
+		}
+	}
+	info, err := s.client.GetCollectionInfo(ctx, s.cfg.Collection)
+	if err != nil {
+		return s.wrapErr(ctx, op, err)
+	}
+	params := info.GetConfig().GetParams()
+	dense := params.GetVectorsConfig().GetParamsMap().GetMap()[DenseVector]
+	if dense == nil {
+		return s.opErr(op, "collection has no dense vector named %q: %w", DenseVector, retrieval.ErrInvalid)
+	}
+	if _, ok := params.GetSparseVectorsConfig().GetMap()[SparseVector]; !ok {
+		return s.opErr(op, "collection has no sparse vector named %q: %w", SparseVector, retrieval.ErrInvalid)
+	}
+	dim := int(dense.GetSize())
+	if s.cfg.Dim != 0 && s.cfg.Dim != dim {
+		return s.opErr(op, "Config.Dim is %d but the collection's dense size is %d: %w", s.cfg.Dim, dim, retrieval.ErrDimension)
+	}
+	s.dim = dim
+	return nil
+}
+
+// Dim returns the dense dimension of the collection.
+func (s *Store) Dim() int { return s.dim }
+
+// Config returns the store's configuration, defaults applied.
+func (s *Store) Config() Config { return s.cfg }
+
+// Close releases the connection if the store opened it. It is idempotent.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		if s.owns {
+			s.closeErr = s.client.Close()
+		}
+	})
+	return s.closeErr
+}
+
+// DeleteCollection drops the whole collection, every tenant included. The
+// store must not be used for anything but Close afterwards.
+func (s *Store) DeleteCollection(ctx context.Context) error {
+	return s.wrapErr(ctx, "delete collection", s.client.DeleteCollection(ctx, s.cfg.Collection))
+}
+
+// Upsert inserts or replaces chunks. A chunk's point id derives from its
+// tenant and ID (see PointID), so upserting the same chunks again changes
+// nothing, and two tenants' chunks never replace each other even with equal
+// IDs (a chunk re-ingested under another tenant is a new point: delete the
+// old one by DeleteDocument). Every chunk is checked (non-empty ID, vector of Dim) before
+// anything is sent. Points go in batches of Config.BatchSize, each applied
+// before the next is sent (wait=true); if a batch fails, the earlier ones
+// stay applied, and retrying the whole call is safe.
+func (s *Store) Upsert(ctx context.Context, chunks []retrieval.Chunk) error {
+	const op = "upsert"
+	if err := ctx.Err(); err != nil {
+		return s.wrapErr(ctx, op, err)
+	}
+	if len(chunks) == 0 {
+		return nil
+	}
+	// Later duplicates win, as if the chunks were upserted one by one.
+	pos := make(map[string]int, len(chunks))
+	points := make([]*qc.PointStruct, 0, len(chunks))
+	for i := range chunks {
+		c := &chunks[i]
+		if c.ID == "" {
+			return s.opErr(op, "chunk %d has an empty ID: %w", i, retrieval.ErrInvalid)
+		}
+		if len(c.Vector) != s.dim {
+			return s.opErr(op, "chunk %q has a %d-d vector, the collection wants %d: %w", c.ID, len(c.Vector), s.dim, retrieval.ErrDimension)
+		}
+		id := PointID(c.Tenant, c.ID)
+		vecs := map[string]*qc.Vector{DenseVector: qc.NewVectorDense(c.Vector)}
+		if idx, val := docSparse(s.cfg.Analyzer.Tokens(c.Text), s.cfg.AvgDocLen); len(idx) > 0 {
+			vecs[SparseVector] = qc.NewVectorSparse(idx, val)
+		}
+		p := &qc.PointStruct{Id: qc.NewIDUUID(id), Payload: toPayload(c), Vectors: qc.NewVectorsMap(vecs)}
+		if j, dup := pos[id]; dup {
+			points[j] = p
+			continue
+		}
+		pos[id] = len(points)
+		points = append(points, p)
+	}
+	nb := (len(points) + s.cfg.BatchSize - 1) / s.cfg.BatchSize
+	for b := range nb {
+		batch := points[b*s.cfg.BatchSize : min((b+1)*s.cfg.BatchSize, len(points))]
+		_, err := s.client.Upsert(ctx, &qc.UpsertPoints{
+			CollectionName: s.cfg.Collection,
+			Wait:           qc.PtrOf(true),
+			Points:         batch,
+		})
+		if err != nil {
+			if nb > 1 {
+				return s.wrapErr(ctx, fmt.Sprintf("%s (batch %d of %d, %d earlier ones applied)", op, b+1, nb, b), err)
+			}
+			return s.wrapErr(ctx, op, err)
+		}
+	}
+	return nil
+}
+
+// DeleteDocument removes every chunk of docID within scope (a filter on
+// tenant and doc_id). Deleting a document that has no chunks is not an
+// error.
+func (s *Store) DeleteDocument(ctx context.Context, scope retrieval.Scope, docID string) error {
+	const op = "delete document"
+	if err := ctx.Err(); err != nil {
+		return s.wrapErr(ctx, op, err)
+	}
+	_, err := s.client.Delete(ctx, &qc.DeletePoints{
+		CollectionName: s.cfg.Collection,
+		Wait:           qc.PtrOf(true),
+		Points: qc.NewPointsSelectorFilter(&qc.Filter{Must: []*qc.Condition{
+			qc.NewMatchKeyword(fieldTenant, scope.Tenant),
+			qc.NewMatchKeyword(fieldDocID, docID),
+		}}),
+	})
+	return s.wrapErr(ctx, op, err)
+}
+
+// SearchDense returns the req.K chunks nearest to req.Vector by cosine.
+func (s *Store) SearchDense(ctx context.Context, req retrieval.Request) ([]retrieval.Hit, error) {
+	const op = "search dense"
+	filter, ok, err := s.prepare(ctx, op, req, true, false)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return s.query(ctx, op, "dense", &qc.QueryPoints{
+		Query:  qc.NewQueryDense(req.Vector),
+		Using:  qc.PtrOf(DenseVector),
+		Filter: filter,
+		Limit:  qc.PtrOf(uint64(req.K)),
+	})
+}
+
+// SearchSparse returns the req.K best BM25 matches for req.Text. An empty
+// text is retrieval.ErrInvalid; a text with no terms (punctuation only)
+// finds nothing.
+func (s *Store) SearchSparse(ctx context.Context, req retrieval.Request) ([]retrieval.Hit, error) {
+	const op = "search sparse"
+	filter, ok, err := s.prepare(ctx, op, req, false, true)
+	if err != nil || !ok {
+		return nil, err
+	}
+	idx, val := querySparse(s.cfg.Analyzer.Tokens(req.Text))
+	if len(idx) == 0 {
+		return nil, nil
+	}
+	return s.query(ctx, op, "bm25", &qc.QueryPoints{
+		Query:  qc.NewQuerySparse(idx, val),
+		Using:  qc.PtrOf(SparseVector),
+		Filter: filter,
+		Limit:  qc.PtrOf(uint64(req.K)),
+	})
+}
+
+// SearchHybrid runs a dense and a sparse leg of req.Candidates each
+// (default retrieval.DefaultCandidates) and fuses them with Qdrant's RRF,
+// with k set so that the scores equal retrieval.FuseRRF's for req.RRFK
+// (Qdrant's k is the textbook k plus one; this needs Qdrant 1.16 or later).
+// A text without terms leaves only the dense leg. The scope filter is set on
+// the query and on each leg. Qdrant ranks equal scores inside a leg in an
+// unspecified order, so when a leg has ties the fused scores may differ from
+// retrieval.FuseRRF over the same legs sorted client-side.
+func (s *Store) SearchHybrid(ctx context.Context, req retrieval.Request) ([]retrieval.Hit, error) {
+	const op = "search hybrid"
+	filter, ok, err := s.prepare(ctx, op, req, true, false)
+	if err != nil || !ok {
+		return nil, err
+	}
+	cand := req.Candidates
+	if cand <= 0 {
+		cand = retrieval.DefaultCandidates
+	}
+	k := req.RRFK
+	if k <= 0 {
+		k = retrieval.DefaultRRFK
+	}
+	prefetch := []*qc.PrefetchQuery{{
+		Query:  qc.NewQueryDense(req.Vector),
+		Using:  qc.PtrOf(DenseVector),
+		Filter: filter,
+		Limit:  qc.PtrOf(uint64(cand)),
+	}}
+	if idx, val := querySparse(s.cfg.Analyzer.Tokens(req.Text)); len(idx) > 0 {
+		prefetch = append(prefetch, &qc.PrefetchQuery{
+			Query:  qc.NewQuerySparse(idx, val),
+			Using:  qc.PtrOf(SparseVector),
+			Filter: filter,
+			Limit:  qc.PtrOf(uint64(cand)),
+		})
+	}
+	return s.query(ctx, op, "hybrid", &qc.QueryPoints{
+		Prefetch: prefetch,
+		Query:    qc.NewQueryRRF(&qc.Rrf{K: qc.PtrOf(uint32(k + 1))}),
+		Filter:   filter,
+		Limit:    qc.PtrOf(uint64(req.K)),
+	})
+}
+
+// prepare validates a request and builds its filter. ok is false when the
+// filter cannot match, so the search returns nil, nil without a call.
+func (s *Store) prepare(ctx context.Context, op string, req retrieval.Request, dense, text bool) (*qc.Filter, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, s.wrapErr(ctx, op, err)
+	}
+	if req.K <= 0 {
+		return nil, false, s.opErr(op, "K is %d, want > 0: %w", req.K, retrieval.ErrInvalid)
+	}
+	if dense && len(req.Vector) != s.dim {
+		return nil, false, s.opErr(op, "query vector is %d-d, the collection wants %d: %w", len(req.Vector), s.dim, retrieval.ErrDimension)
+	}
+	if text && strings.TrimSpace(req.Text) == "" {
+		return nil, false, s.opErr(op, "empty query text: %w", retrieval.ErrInvalid)
+	}
+	f, ok, err := buildFilter(req.Scope, req.Filter)
+	if err != nil {
+		return nil, false, s.opErr(op, "%w", err)
+	}
+	return f, ok, nil
+}
+
+// query runs q on the collection and converts the points to hits.
+func (s *Store) query(ctx context.Context, op, method string, q *qc.QueryPoints) ([]retrieval.Hit, error) {
+	q.CollectionName = s.cfg.Collection
+	q.WithPayload = qc.NewWithPayload(true)
+	pts, err := s.client.Query(ctx, q)
+	if err != nil {
+		return nil, s.wrapErr(ctx, op, err)
+	}
+	if len(pts) == 0 {
+		return nil, nil
+	}
+	hits := make([]retrieval.Hit, len(pts))
+	for i, p := range pts {
+		hits[i] = retrieval.Hit{Chunk: fromPayload(p.GetPayload()), Score: float64(p.GetScore()), Method: method}
+	}
+	sortHits(hits)
+	return hits, nil
+}
