@@ -1,0 +1,541 @@
+// Package memstore is the embedded retrieval.Store: dense search by the
+// quantized index of retrieval/vector, sparse search by the BM25 index of
+// retrieval/bm25, hybrid search by reciprocal-rank fusion of the two, and
+// optional crash-safe persistence in a directory.
+//
+// # Persistence
+//
+// With Options.Dir set, every Upsert and DeleteDocument is appended to a
+// write-ahead log as one record (length, CRC-32C, payload) and fsynced
+// before it is applied in memory, so a write that returned nil survives a
+// crash and a write is never half applied. When the log outgrows
+// Options.CompactBytes, the state is written to a snapshot (temp file,
+// fsync, rename, fsync of the directory) and the log starts over. Open
+// loads the snapshot and replays the log, stopping at the first torn or
+// corrupt record, which is what a crash mid-write leaves, and cutting it
+// off. A snapshot that fails its checksum is an error matching
+// retrieval.ErrCorrupt: it is never silently dropped. A lock file keeps a
+// second process (or a second Store) from opening the same directory.
+//
+// # Scope
+//
+// Chunks are keyed by (Tenant, ID): two tenants that ingest the same
+// content keep separate chunks, and the tenant of Request.Scope is a must
+// filter inside every search.
+package memstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/adaptrag/adaptrag/retrieval"
+	"github.com/adaptrag/adaptrag/retrieval/bm25"
+	"github.com/adaptrag/adaptrag/retrieval/vector"
+)
+
+// Errors specific to this package; the shared ones are in retrieval.
+var (
+	// ErrClosed reports use of a Store after Close.
+	ErrClosed = errors.New("memstore: store closed")
+	// ErrLocked reports a directory already opened by another Store.
+	ErrLocked = errors.New("memstore: directory in use by another store")
+)
+
+// DefaultCompactBytes is the log size past which a write compacts the
+// directory into a fresh snapshot.
+const DefaultCompactBytes = 64 << 20
+
+// Options configures a Store. The zero value is an in-memory store whose
+// dimension is fixed by the first Upsert.
+type Options struct {
+	// Dir is the directory that holds the store; "" keeps it in memory
+	// only. It is created if missing.
+	Dir string
+	// Dim is the dense dimension; 0 means the length of the first vector
+	// upserted (or the one recorded in Dir).
+	Dim int
+	// Vector configures the dense index (zero: its defaults).
+	Vector vector.Options
+	// BM25 configures the sparse index (zero: k1 1.2, b 0.75, the default
+	// analyzer).
+	BM25 bm25.Params
+	// CompactBytes is the log size that triggers compaction after a write;
+	// 0 means DefaultCompactBytes and a negative value never compacts
+	// automatically (see Compact).
+	CompactBytes int64
+	// NoSync skips fsync, trading crash safety for write speed (bulk loads
+	// that can be redone, tests). Data still reaches the OS on each write.
+	NoSync bool
+}
+
+// record is a stored chunk; Vector stays nil (the dense index holds it).
+type record struct {
+	retrieval.Chunk
+	live bool
+}
+
+type key struct{ tenant, id string }
+
+type docKey struct{ tenant, doc string }
+
+// Store is an embedded retrieval.Store. It is safe for concurrent use:
+// searches share a read lock, writes take the write lock.
+type Store struct {
+	opts Options
+
+	mu     sync.RWMutex
+	closed bool
+	dim    int
+	vec    *vector.Index
+	lex    *bm25.Index
+	recs   []record // by internal id
+	free   []uint32 // internal ids of deleted records, for reuse
+	byKey  map[key]uint32
+	byDoc  map[docKey]map[uint32]struct{}
+	nLive  int
+	disk   *disk      // nil when in memory
+	compMu sync.Mutex // one compaction at a time
+}
+
+var _ retrieval.Store = (*Store)(nil)
+
+// Open opens the store described by o, loading and replaying Dir when set.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("memstore: open: %w", err)
+	}
+	if o.Dim < 0 {
+		return nil, fmt.Errorf("memstore: open: %w: negative dimension %d", retrieval.ErrInvalid, o.Dim)
+	}
+	if o.CompactBytes == 0 {
+		o.CompactBytes = DefaultCompactBytes
+	}
+	s := &Store{
+		opts:  o,
+		lex:   bm25.New(o.BM25),
+		byKey: make(map[key]uint32),
+		byDoc: make(map[docKey]map[uint32]struct{}),
+	}
+	if o.Dim > 0 {
+		s.setDim(o.Dim)
+	}
+	if o.Dir == "" {
+		return s, nil
+	}
+	d, err := openDisk(ctx, o.Dir, s, !o.NoSync)
+	if err != nil {
+		return nil, fmt.Errorf("memstore: open %s: %w", o.Dir, err)
+	}
+	s.disk = d
+	return s, nil
+}
+
+func (s *Store) setDim(dim int) {
+	s.dim = dim
+	s.vec = vector.New(dim, s.opts.Vector)
+}
+
+// Dim returns the dense dimension, 0 while the store is empty and none was
+// configured.
+func (s *Store) Dim() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.dim
+}
+
+// Len returns the number of chunks in the store, all tenants together.
+func (s *Store) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.nLive
+}
+
+// Close flushes and releases the directory. Later calls return ErrClosed.
+func (s *Store) Close() error {
+	s.compMu.Lock()
+	defer s.compMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.closed = true
+	if s.disk != nil {
+		if err := s.disk.close(); err != nil {
+			return fmt.Errorf("memstore: close: %w", err)
+		}
+	}
+	return nil
+}
+
+// Upsert inserts or replaces chunks by (Tenant, ID). The batch is checked
+// whole before anything is written: a chunk without ID is ErrInvalid, a
+// vector of the wrong length ErrDimension, and then nothing is stored.
+func (s *Store) Upsert(ctx context.Context, chunks []retrieval.Chunk) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memstore: upsert: %w", err)
+	}
+	if len(chunks) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	err := s.upsertLocked(ctx, chunks)
+	s.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("memstore: upsert: %w", err)
+	}
+	return s.maybeCompact(ctx)
+}
+
+func (s *Store) upsertLocked(ctx context.Context, chunks []retrieval.Chunk) error {
+	if s.closed {
+		return ErrClosed
+	}
+	dim := s.dim
+	if dim == 0 {
+		dim = len(chunks[0].Vector)
+	}
+	for i := range chunks {
+		c := &chunks[i]
+		if c.ID == "" {
+			return fmt.Errorf("%w: chunk %d has no ID", retrieval.ErrInvalid, i)
+		}
+		if len(c.Vector) == 0 {
+			return fmt.Errorf("%w: chunk %q has no vector", retrieval.ErrInvalid, c.ID)
+		}
+		if len(c.Vector) != dim {
+			return fmt.Errorf("%w: chunk %q has %d dimensions, want %d", retrieval.ErrDimension, c.ID, len(c.Vector), dim)
+		}
+		var sq float32
+		for _, x := range c.Vector {
+			sq += x * x
+		}
+		if sq == 0 || sq != sq || sq > 1e38 {
+			return fmt.Errorf("%w: chunk %q has a zero or non-finite vector", retrieval.ErrInvalid, c.ID)
+		}
+	}
+	// Checked again under the lock: a cancelled write is not logged.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.disk != nil {
+		if err := s.disk.append(encodeUpsert(chunks)); err != nil {
+			return err
+		}
+	}
+	s.applyUpsert(chunks)
+	return nil
+}
+
+// applyUpsert changes the in-memory state; the batch is already valid.
+func (s *Store) applyUpsert(chunks []retrieval.Chunk) {
+	if s.dim == 0 {
+		s.setDim(len(chunks[0].Vector))
+	}
+	for i := range chunks {
+		c := chunks[i]
+		c.Meta = maps.Clone(c.Meta)
+		vec := c.Vector
+		c.Vector = nil
+		k := key{c.Tenant, c.ID}
+		iid, ok := s.byKey[k]
+		if ok {
+			old := &s.recs[iid]
+			s.unlinkDoc(docKey{old.Tenant, old.DocID}, iid)
+		} else {
+			if n := len(s.free); n > 0 {
+				iid, s.free = s.free[n-1], s.free[:n-1]
+			} else {
+				iid = uint32(len(s.recs))
+				s.recs = append(s.recs, record{})
+			}
+			s.byKey[k] = iid
+			s.nLive++
+		}
+		s.recs[iid] = record{Chunk: c, live: true}
+		dk := docKey{c.Tenant, c.DocID}
+		set := s.byDoc[dk]
+		if set == nil {
+			set = make(map[uint32]struct{})
+			s.byDoc[dk] = set
+		}
+		set[iid] = struct{}{}
+		// Validated above, so Add cannot fail.
+		_ = s.vec.Add(iid, vec)
+		s.lex.Add(iid, lexText(&c))
+	}
+}
+
+// lexText is what BM25 indexes: the title, then the text.
+func lexText(c *retrieval.Chunk) string {
+	if c.Title == "" {
+		return c.Text
+	}
+	return c.Title + "\n" + c.Text
+}
+
+func (s *Store) unlinkDoc(dk docKey, iid uint32) {
+	if set := s.byDoc[dk]; set != nil {
+		delete(set, iid)
+		if len(set) == 0 {
+			delete(s.byDoc, dk)
+		}
+	}
+}
+
+// DeleteDocument removes every chunk of docID within scope. Deleting a
+// document that has no chunks is not an error.
+func (s *Store) DeleteDocument(ctx context.Context, scope retrieval.Scope, docID string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memstore: delete: %w", err)
+	}
+	if docID == "" {
+		return fmt.Errorf("memstore: delete: %w: empty document id", retrieval.ErrInvalid)
+	}
+	s.mu.Lock()
+	err := s.deleteLocked(ctx, scope.Tenant, docID)
+	s.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("memstore: delete: %w", err)
+	}
+	return s.maybeCompact(ctx)
+}
+
+func (s *Store) deleteLocked(ctx context.Context, tenant, docID string) error {
+	if s.closed {
+		return ErrClosed
+	}
+	if len(s.byDoc[docKey{tenant, docID}]) == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.disk != nil {
+		if err := s.disk.append(encodeDelete(tenant, docID)); err != nil {
+			return err
+		}
+	}
+	s.applyDelete(tenant, docID)
+	return nil
+}
+
+func (s *Store) applyDelete(tenant, docID string) {
+	dk := docKey{tenant, docID}
+	for iid := range s.byDoc[dk] {
+		r := &s.recs[iid]
+		delete(s.byKey, key{r.Tenant, r.ID})
+		*r = record{}
+		s.vec.Remove(iid)
+		s.lex.Remove(iid)
+		s.free = append(s.free, iid)
+		s.nLive--
+	}
+	delete(s.byDoc, dk)
+}
+
+// Compact writes a snapshot of the store to its directory and starts a new,
+// empty log. It does nothing for an in-memory store. Searches go on while
+// it runs; writes wait.
+func (s *Store) Compact(ctx context.Context) error {
+	if err := s.compact(ctx); err != nil {
+		return fmt.Errorf("memstore: compact: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) compact(ctx context.Context) error {
+	s.compMu.Lock()
+	defer s.compMu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.disk == nil {
+		return nil
+	}
+	return s.disk.compact(ctx, s)
+}
+
+// maybeCompact compacts when the log has grown past the configured size. A
+// failed compaction leaves the log in place, so the write stays durable;
+// its error is still returned so that the caller learns of a sick disk.
+func (s *Store) maybeCompact(ctx context.Context) error {
+	if s.disk == nil || s.opts.CompactBytes < 0 {
+		return nil
+	}
+	s.mu.RLock()
+	big := !s.closed && s.disk.logSize() > s.opts.CompactBytes
+	s.mu.RUnlock()
+	if !big {
+		return nil
+	}
+	// A cancelled context stops only the optional compaction: the write
+	// itself is already durable, so it is not reported as failed.
+	if err := s.compact(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("memstore: compact: %w", err)
+	}
+	return nil
+}
+
+// matcher is a search's accept func: the tenant must-filter and the request
+// filter, with a context check every 1024 calls so that a long scan stops
+// soon after cancellation (it then rejects everything and records why).
+type matcher struct {
+	s      *Store
+	ctx    context.Context
+	tenant string
+	filter retrieval.Filter
+	n      int
+	err    error
+}
+
+func (m *matcher) accept(iid uint32) bool {
+	if m.n++; m.n&1023 == 0 && m.err == nil {
+		m.err = m.ctx.Err()
+	}
+	if m.err != nil {
+		return false
+	}
+	r := &m.s.recs[iid]
+	return r.live && r.Tenant == m.tenant && (len(m.filter.Must) == 0 || m.filter.Match(&r.Chunk))
+}
+
+func (s *Store) newMatcher(ctx context.Context, req *retrieval.Request) *matcher {
+	return &matcher{s: s, ctx: ctx, tenant: req.Scope.Tenant, filter: req.Filter}
+}
+
+func (s *Store) hit(iid uint32, score float64, method string) retrieval.Hit {
+	c := s.recs[iid].Chunk
+	c.Meta = maps.Clone(c.Meta)
+	return retrieval.Hit{Chunk: c, Score: score, Method: method}
+}
+
+// SearchDense returns the K chunks of the scope nearest to req.Vector by
+// cosine, best first.
+func (s *Store) SearchDense(ctx context.Context, req retrieval.Request) ([]retrieval.Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("memstore: dense search: %w", err)
+	}
+	if req.K <= 0 {
+		return nil, fmt.Errorf("memstore: dense search: %w: K = %d", retrieval.ErrInvalid, req.K)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	hits, err := s.denseLocked(ctx, &req, req.K)
+	if err != nil {
+		return nil, fmt.Errorf("memstore: dense search: %w", err)
+	}
+	return hits, nil
+}
+
+func (s *Store) denseLocked(ctx context.Context, req *retrieval.Request, k int) ([]retrieval.Hit, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if s.dim == 0 {
+		return nil, nil // nothing stored yet, so nothing to compare against
+	}
+	if len(req.Vector) != s.dim {
+		return nil, fmt.Errorf("%w: query has %d dimensions, want %d", retrieval.ErrDimension, len(req.Vector), s.dim)
+	}
+	m := s.newMatcher(ctx, req)
+	res := s.vec.Search(req.Vector, k, m.accept)
+	if m.err != nil {
+		return nil, m.err
+	}
+	if len(res) == 0 {
+		return nil, nil
+	}
+	hits := make([]retrieval.Hit, len(res))
+	for i, r := range res {
+		hits[i] = s.hit(r.ID, float64(r.Score), "dense")
+	}
+	return hits, nil
+}
+
+// SearchSparse returns the K chunks of the scope that best match req.Text
+// by BM25, best first. Chunks that share no term with the query are not
+// returned.
+func (s *Store) SearchSparse(ctx context.Context, req retrieval.Request) ([]retrieval.Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("memstore: sparse search: %w", err)
+	}
+	if req.K <= 0 {
+		return nil, fmt.Errorf("memstore: sparse search: %w: K = %d", retrieval.ErrInvalid, req.K)
+	}
+	if req.Text == "" {
+		return nil, fmt.Errorf("memstore: sparse search: %w: empty query text", retrieval.ErrInvalid)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	hits, err := s.sparseLocked(ctx, &req, req.K)
+	if err != nil {
+		return nil, fmt.Errorf("memstore: sparse search: %w", err)
+	}
+	return hits, nil
+}
+
+func (s *Store) sparseLocked(ctx context.Context, req *retrieval.Request, k int) ([]retrieval.Hit, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
+	m := s.newMatcher(ctx, req)
+	res := s.lex.Search(req.Text, k, m.accept)
+	if m.err != nil {
+		return nil, m.err
+	}
+	if len(res) == 0 {
+		return nil, nil
+	}
+	hits := make([]retrieval.Hit, len(res))
+	for i, r := range res {
+		hits[i] = s.hit(r.ID, r.Score, "bm25")
+	}
+	return hits, nil
+}
+
+// SearchHybrid runs a dense and a sparse leg of req.Candidates hits each
+// (concurrently), fuses them by reciprocal-rank fusion with req.RRFK and
+// returns the best K. An empty req.Text leaves only the dense leg.
+func (s *Store) SearchHybrid(ctx context.Context, req retrieval.Request) ([]retrieval.Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("memstore: hybrid search: %w", err)
+	}
+	if req.K <= 0 {
+		return nil, fmt.Errorf("memstore: hybrid search: %w: K = %d", retrieval.ErrInvalid, req.K)
+	}
+	cand := req.Candidates
+	if cand <= 0 {
+		cand = retrieval.DefaultCandidates
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.dim != 0 && len(req.Vector) != s.dim {
+		return nil, fmt.Errorf("memstore: hybrid search: %w: query has %d dimensions, want %d", retrieval.ErrDimension, len(req.Vector), s.dim)
+	}
+	var (
+		sparse    []retrieval.Hit
+		sparseErr error
+		wg        sync.WaitGroup
+	)
+	if req.Text != "" {
+		// The sparse leg runs beside the dense one under the same read
+		// lock, which is held until both are done.
+		wg.Go(func() { sparse, sparseErr = s.sparseLocked(ctx, &req, cand) })
+	}
+	dense, denseErr := s.denseLocked(ctx, &req, cand)
+	wg.Wait()
+	if err := errors.Join(denseErr, sparseErr); err != nil {
+		return nil, fmt.Errorf("memstore: hybrid search: %w", err)
+	}
+	fused := retrieval.FuseRRF(req.RRFK, dense, sparse)
+	if len(fused) == 0 {
+		return nil, nil
+	}
+	return fused[:min(req.K, len(fused))], nil
+}
