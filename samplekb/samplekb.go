@@ -53,8 +53,13 @@ type FAQEntry struct {
 
 // FAQ returns the entries of the FAQ collection in file order. A malformed
 // line yields an error matching ErrBadFAQ that names the line.
-func FAQ() ([]FAQEntry, error) {
-	b, err := fs.ReadFile(FS(), FAQFile)
+func FAQ() ([]FAQEntry, error) { return ReadFAQ(FS(), FAQFile) }
+
+// ReadFAQ reads FAQ entries in this package's JSON-lines format (one
+// {"id","question","answer","source","lang"} object a line) from any file
+// system, so that other knowledge bases can ship an FAQ the same way.
+func ReadFAQ(fsys fs.FS, name string) ([]FAQEntry, error) {
+	b, err := fs.ReadFile(fsys, name)
 	if err != nil {
 		return nil, fmt.Errorf("samplekb: %w", err)
 	}

@@ -1,0 +1,133 @@
+// Command adaptrag runs adaptive retrieval-augmented question answering on a
+// typed state graph. With nothing configured it works fully offline on the
+// bundled sample handbook:
+//
+//	adaptrag ask "退货要在几天内发起？"
+//	adaptrag ask --json "Compare travel and hospitality reimbursement"
+//	adaptrag graph --format mermaid
+//	adaptrag plan --json "报销费用超过5000需要谁审批"
+//	adaptrag ingest --store embedded:./kb docs/
+//	adaptrag eval retrieval --data DIR --mode hybrid
+//	adaptrag eval router --data FILE.jsonl
+//	adaptrag bench cost
+//
+// Environment: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL, OLLAMA_HOST
+// select a model (none: offline); OPENAI_EMBEDDING_MODEL,
+// OLLAMA_EMBEDDING_MODEL a remote embedder; OTEL_EXPORTER_OTLP_ENDPOINT an
+// OTLP trace collector such as Jaeger.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+)
+
+// command is one subcommand, in the style of cmd/go.
+type command struct {
+	name, usage, short string
+	run                func(ctx context.Context, env *env, args []string) error
+}
+
+// env is what commands write to; tests swap the streams.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+// errUsage marks a usage error (exit status 2).
+var errUsage = errors.New("usage")
+
+func commands() []command {
+	return []command{
+		{"ask", "ask [--history TEXT]... [--classifier offline|llm|cascade] [--store LOC] [--source S] [--tenant T] [--json] QUESTION", "answer a question", runAsk},
+		{"graph", "graph [--format mermaid|dot|json|text] [--question Q]", "dump the adaptive graph (optionally highlighting a question's path)", runGraph},
+		{"plan", "plan [--history TEXT]... [--source S] [--json] QUESTION", "show the route decision, intent and retrieval plan (no retrieval)", runPlan},
+		{"ingest", "ingest [--store LOC] [--tenant T] [--source S] PATH...", "load files into a knowledge base", runIngest},
+		{"eval", "eval retrieval|router ...", "evaluate retrieval or the router on a data set", runEval},
+		{"bench", "bench cost [--json]", "measure latency and tokens per route class", runBench},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(e.stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, e, args[1:])
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			fmt.Fprintf(e.stderr, "adaptrag %s: %v\nusage: adaptrag %s\n", c.name, err, c.usage)
+			return 2
+		}
+		fmt.Fprintf(e.stderr, "adaptrag %s: %v\n", c.name, err)
+		return 1
+	}
+	fmt.Fprintf(e.stderr, "adaptrag: unknown command %q\n", args[0])
+	usage(e.stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "adaptrag: adaptive RAG on a typed state graph\n\nusage:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  adaptrag %-8s %s\n", c.name, c.short)
+	}
+	fmt.Fprintln(w, "\nRun 'adaptrag COMMAND -h' for a command's flags.")
+}
+
+// multi is a repeatable string flag.
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ", ") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+// newFlags returns a flag set that reports errors instead of exiting.
+func newFlags(e *env, name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	return fs
+}
+
+// parse parses flags, allowing them after positional arguments too
+// ("ask QUESTION --json"), and wraps errors as usage errors.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cli runs the command in-process with captured streams and an empty
+// environment for model settings (so tests are offline whatever the shell has).
+func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	for _, k := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "OLLAMA_HOST", "OPENAI_EMBEDDING_MODEL", "OLLAMA_EMBEDDING_MODEL", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
+		t.Setenv(k, "")
+	}
+	var out, errb bytes.Buffer
+	code = run(context.Background(), &env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}, args)
+	return out.String(), errb.String(), code
+}
+
+func TestPlanSeedExamples(t *testing.T) {
+	type want map[string]any
+	for _, tt := range []struct {
+		args   []string
+		intent want
+		plan   want
+	}{
+		{[]string{"异地入职材料办理时需要准备哪些资料和审批信息"},
+			want{"intent": "FAQ_QUERY"},
+			want{"run_faq": true, "run_doc": true, "doc_top_k": 10.0, "faq_direct_threshold": 0.64, "final_context_top_n": 4.0, "use_query_variants": false, "reason": "faq_first"}},
+		{[]string{"公司会议室预约规则在哪里查看以及需要遵守哪些流程要求"},
+			want{"intent": "KNOWLEDGE_QUERY"},
+			want{"doc_top_k": 24.0, "final_context_top_n": 5.0, "use_query_variants": true, "reason": "knowledge_doc_enriched"}},
+		{[]string{"--history", "报销流程是什么", "那审批呢"},
+			want{"intent": "FOLLOW_UP", "requires_rewrite": true},
+			want{"faq_top_k": 24.0, "doc_top_k": 24.0, "use_query_variants": true, "reason": "history_aware_follow_up"}},
+		{[]string{"报销费用超过5000需要谁审批"},
+			want{},
+			want{"question_category": "pricing", "doc_top_k": 24.0, "faq_direct_threshold": 0.84, "final_context_top_n": 6.0, "reason": "faq_first_short_query_guard_pricing_guard"}},
+		{[]string{"材料清单里的付款金额字段是什么"},
+			want{},
+			want{"prefer_table": true, "faq_direct_exact_only": true, "final_context_top_n": 7.0, "reason": "faq_first_pricing_guard_table_row_preferred"}},
+	} {
+		t.Run(tt.args[len(tt.args)-1], func(t *testing.T) {
+			out, errs, code := cli(t, append([]string{"plan", "--json"}, tt.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			var got struct {
+				Route  map[string]any `json:"route"`
+				Intent map[string]any `json:"intent"`
+				Plan   map[string]any `json:"retrieval_plan"`
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if got.Route["route"] != "retrieval" {
+				t.Errorf("route %v", got.Route)
+			}
+			for k, v := range tt.intent {
+				if got.Intent[k] != v {
+					t.Errorf("intent.%s = %v, want %v", k, got.Intent[k], v)
+				}
+			}
+			for k, v := range tt.plan {
+				if got.Plan[k] != v {
+					t.Errorf("retrieval_plan.%s = %v, want %v", k, got.Plan[k], v)
+				}
+			}
+		})
+	}
+}
+
+func TestAskJSON(t *testing.T) {
+	for _, tt := range []struct {
+		q      string
+		route  string
+		chunks int
+	}{
+		{"你好，你能做什么？", "chitchat", 0},
+		{"退货要在几天内发起？", "factual", 3},
+		{"对比一下差旅报销和招待报销的流程差异", "analytical", 8},
+		{"你好，顺便问下电子发票多久能开好", "factual", -1},
+	} {
+		t.Run(tt.q, func(t *testing.T) {
+			out, errs, code := cli(t, "ask", "--json", tt.q)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			var got map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"route", "path", "docs", "answer", "citations", "usage", "trace_id"} {
+				if _, ok := got[k]; !ok {
+					t.Errorf("missing key %q", k)
+				}
+			}
+			var route struct {
+				QueryType  string   `json:"query_type"`
+				Complexity string   `json:"complexity"`
+				Confidence *float64 `json:"confidence"`
+				Reason     *string  `json:"reason"`
+				Fallback   *bool    `json:"fallback"`
+			}
+			var docs []struct {
+				ID, Source, Text string
+				Score            float64
+			}
+			var usage map[string]struct {
+				Ms        *float64 `json:"ms"`
+				TokensIn  *int     `json:"tokens_in"`
+				TokensOut *int     `json:"tokens_out"`
+			}
+			var traceID string
+			json.Unmarshal(got["route"], &route)
+			json.Unmarshal(got["docs"], &docs)
+			json.Unmarshal(got["usage"], &usage)
+			json.Unmarshal(got["trace_id"], &traceID)
+			if route.QueryType != tt.route || route.Confidence == nil || route.Reason == nil || route.Fallback == nil {
+				t.Errorf("route %s", got["route"])
+			}
+			if tt.chunks >= 0 && len(docs) != tt.chunks {
+				t.Errorf("%d docs, want %d", len(docs), tt.chunks)
+			}
+			for _, d := range docs {
+				if d.ID == "" || d.Text == "" || d.Source == "" {
+					t.Errorf("doc lacks id, source or text: %+v", d)
+				}
+			}
+			if len(usage) == 0 || len(traceID) != 32 {
+				t.Errorf("usage %s, trace id %q", got["usage"], traceID)
+			}
+		})
+	}
+}
+
+func TestAskHuman(t *testing.T) {
+	out, _, code := cli(t, "ask", "对比一下差旅报销和招待报销的流程差异")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, s := range []string{"route:  analytical", "path:   __start__ -> decide -> classify -> plan -> faq -> hybrid -> rerank -> generate -> __end__", "context (8 passages)", "usage:", "rerank"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{}, {"nope"}, {"ask"}, {"ask", "a", "b"}, {"graph", "--format", "png"}, {"ask", "--classifier", "llm", "hi"}, {"eval"}, {"bench"}} {
+		_, errs, code := cli(t, args...)
+		if code != 2 || errs == "" {
+			t.Errorf("%v: exit %d, stderr %q; want 2 with a message", args, code, errs)
+		}
+	}
+	_, errs, code := cli(t, "ask", "\xff\xfe")
+	if code != 1 || !strings.Contains(errs, "UTF-8") {
+		t.Errorf("invalid UTF-8: exit %d, %q", code, errs)
+	}
+}
+
+func TestGraphFormats(t *testing.T) {
+	for _, f := range []string{"mermaid", "dot", "json", "text"} {
+		out, errs, code := cli(t, "graph", "--format", f)
+		if code != 0 || !strings.Contains(out, "classify") {
+			t.Errorf("%s: exit %d %s", f, code, errs)
+		}
+	}
+	out, _, _ := cli(t, "graph", "--format", "text", "--question", "你好，你能做什么？")
+	if !strings.Contains(out, "path: __start__") {
+		t.Errorf("no path highlighted:\n%s", out)
+	}
+	if dot, err := exec.LookPath("dot"); err == nil {
+		out, _, _ := cli(t, "graph", "--format", "dot")
+		cmd := exec.Command(dot, "-Tsvg")
+		cmd.Stdin = strings.NewReader(out)
+		if b, err := cmd.CombinedOutput(); err != nil || !bytes.Contains(b, []byte("<svg")) {
+			t.Errorf("dot -Tsvg: %v %s", err, b)
+		}
+	}
+}
+
+func TestIngestThenAsk(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src", "hr")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(src, "pets.md"), []byte("# Pets policy\n\nDogs are allowed in the office on Fridays if they are quiet.\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "broken.csv"), []byte("a,b\n\"unterminated\n"), 0o644)
+	store := "embedded:" + filepath.Join(dir, "kb")
+	out, errs, code := cli(t, "ingest", "--store", store, filepath.Join(dir, "src"))
+	if code != 1 || !strings.Contains(errs, "broken.csv") || !strings.Contains(out, "1 files") {
+		t.Fatalf("ingest: exit %d\n%s\n%s", code, out, errs)
+	}
+	// Idempotent: a second ingest of the same files adds nothing new.
+	cli(t, "ingest", "--store", store, filepath.Join(src, "pets.md"))
+	out, errs, code = cli(t, "ask", "--json", "--store", store, "Are dogs allowed in the office?")
+	if code != 0 || !strings.Contains(out, "Fridays") {
+		t.Fatalf("ask on the ingested store: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+func TestBenchCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the pipeline against a delayed loopback model")
+	}
+	out, errs, code := cli(t, "bench", "cost", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	for _, mode := range []string{"offline", "llm"} {
+		var rep costReport
+		if err := dec.Decode(&rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Mode != mode {
+			t.Fatalf("mode %q, want %q", rep.Mode, mode)
+		}
+		an, ch, fa := rep.Classes["analytical"], rep.Classes["chitchat"], rep.Classes["factual"]
+		if ch.Chunks != 0 || fa.Chunks != 3 || an.Chunks != 8 {
+			t.Errorf("%s: chunks %v/%v/%v, want 0/3/8", mode, ch.Chunks, fa.Chunks, an.Chunks)
+		}
+		if mode == "llm" {
+			if ch.LatencyMs > 0.25*an.LatencyMs || fa.LatencyMs > 0.5*an.LatencyMs {
+				t.Errorf("latency chitchat %.1f factual %.1f analytical %.1f ms: over budget", ch.LatencyMs, fa.LatencyMs, an.LatencyMs)
+			}
+			tok := func(c classCost) float64 { return c.TokensIn + c.TokensOut }
+			if tok(ch) > 0.25*tok(an) || tok(fa) > 0.5*tok(an) || tok(an) == 0 {
+				t.Errorf("tokens chitchat %.0f factual %.0f analytical %.0f: over budget", tok(ch), tok(fa), tok(an))
+			}
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/adaptrag/adaptrag/kb"
+	"github.com/adaptrag/adaptrag/llm"
+	"github.com/adaptrag/adaptrag/nodes"
+	"github.com/adaptrag/adaptrag/retrieval"
+	"github.com/adaptrag/adaptrag/retrieval/embed"
+	"github.com/adaptrag/adaptrag/retrieval/rerank"
+	"github.com/adaptrag/adaptrag/router"
+	"github.com/adaptrag/adaptrag/telemetry"
+)
+
+// options are the flags shared by commands that run the pipeline.
+type options struct {
+	classifier string // offline, llm, cascade; "" picks cascade with a model, offline without
+	store      string // "" for the bundled sample handbook
+	llm        llm.Config
+	tp         trace.TracerProvider
+}
+
+// app is an assembled pipeline and what it owns.
+type app struct {
+	pipe     *nodes.Pipeline
+	kb       *kb.KB
+	embedder retrieval.Embedder
+	shutdown func(context.Context) error
+}
+
+func (a *app) Close(ctx context.Context) error {
+	return errors.Join(a.kb.Close(), a.shutdown(ctx))
+}
+
+// classifier builds the classifier a flag names.
+func classifier(name string, cfg llm.Config) (router.Classifier, error) {
+	off, err := router.NewOffline()
+	if err != nil {
+		return nil, err
+	}
+	if name == "" {
+		name = "offline"
+		if cfg.Configured() {
+			name = "cascade"
+		}
+	}
+	switch name {
+	case "offline":
+		return off, nil
+	case "llm", "cascade":
+		if !cfg.Configured() {
+			return nil, fmt.Errorf("%w: --classifier %s needs a model (set OPENAI_API_KEY / OPENAI_BASE_URL or OLLAMA_HOST)", errUsage, name)
+		}
+		l, err := router.NewLLM(cfg, router.LLMConfig{})
+		if err != nil {
+			return nil, err
+		}
+		if name == "llm" {
+			return l, nil
+		}
+		return router.NewCascade(off, l, router.DefaultMinConfidence), nil
+	}
+	return nil, fmt.Errorf("%w: unknown classifier %q (offline, llm or cascade)", errUsage, name)
+}
+
+func build(ctx context.Context, o options) (*app, error) {
+	emb, err := embed.FromConfig(embed.ConfigFromEnv())
+	if err != nil {
+		return nil, err
+	}
+	clf, err := classifier(o.classifier, o.llm)
+	if err != nil {
+		return nil, err
+	}
+	var gen llm.Generator
+	if o.llm.Configured() {
+		if gen, err = llm.New(o.llm); err != nil {
+			return nil, err
+		}
+	}
+	a := &app{embedder: emb, shutdown: func(context.Context) error { return nil }}
+	tp := o.tp
+	if tp == nil {
+		var shutdown func(context.Context) error
+		if tp, shutdown, err = telemetry.Setup(ctx, "adaptrag"); err != nil {
+			return nil, err
+		}
+		a.shutdown = shutdown
+	}
+	if o.store == "" {
+		a.kb, err = kb.Sample(ctx, emb)
+	} else {
+		a.kb, err = kb.Open(ctx, o.store, emb.Dim())
+	}
+	if err != nil {
+		return nil, errors.Join(err, a.shutdown(ctx))
+	}
+	a.pipe, err = nodes.New(nodes.Deps{
+		Docs: a.kb.Docs, FAQ: a.kb.FAQ, Embedder: emb, Classifier: clf, Generator: gen,
+		Reranker: rerank.NewLexical(rerank.LexicalConfig{}),
+	}, nodes.Config{TracerProvider: tp})
+	if err != nil {
+		return nil, errors.Join(err, a.Close(ctx))
+	}
+	return a, nil
+}
