@@ -594,4 +594,3 @@ func dot(a, b []float32) float32 {
 	}
 	return (s0 + s1) + (s2 + s3)
 }
-
