@@ -385,7 +385,8 @@ func (p *Pipeline) hybrid(ctx context.Context, s state.RAG) (state.RAG, error) {
 		return s, err
 	}
 	n := s.Strategy.Candidates
-	hits, err := p.search(ctx, &s, NodeHybrid, "hybrid docs", retrieval.Request{Text: s.Query.Text, Vector: vec, K: n, Candidates: n}, p.docs.SearchHybrid)
+	req := retrieval.Request{Text: s.Query.Text, Vector: vec, K: n, Candidates: n, DenseWeight: retrieval.DenseWeightOf(p.embedder)}
+	hits, err := p.search(ctx, &s, NodeHybrid, "hybrid docs", req, p.docs.SearchHybrid)
 	if err != nil {
 		return s, err
 	}

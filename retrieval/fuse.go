@@ -11,7 +11,13 @@ import (
 // (Qdrant writes the same formula as 1/(k' + rank0) with rank counted from 0,
 // so its k' is k+1.) The result is ordered by fused score, ties broken by
 // chunk ID so that fusion is deterministic; its hits have Method "hybrid".
-func FuseRRF(k int, lists ...[]Hit) []Hit {
+func FuseRRF(k int, lists ...[]Hit) []Hit { return FuseWeightedRRF(k, nil, lists...) }
+
+// FuseWeightedRRF is FuseRRF with a weight per list: a chunk scores the sum
+// of weights[i]/(k + rank) over the lists i it appears in (Qdrant's weighted
+// RRF). A missing or non-positive weight means 1. Weighting lets a strong
+// ranker keep its lead when fused with a weak one.
+func FuseWeightedRRF(k int, weights []float64, lists ...[]Hit) []Hit {
 	if k <= 0 {
 		k = DefaultRRFK
 	}
@@ -21,9 +27,13 @@ func FuseRRF(k int, lists ...[]Hit) []Hit {
 	}
 	pos := make(map[string]int, n)
 	out := make([]Hit, 0, n)
-	for _, l := range lists {
+	for li, l := range lists {
+		w := 1.0
+		if li < len(weights) && weights[li] > 0 {
+			w = weights[li]
+		}
 		for r, h := range l {
-			s := 1 / float64(k+r+1)
+			s := w / float64(k+r+1)
 			if i, ok := pos[h.Chunk.ID]; ok {
 				out[i].Score += s
 				continue

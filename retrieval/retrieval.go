@@ -133,6 +133,11 @@ type Request struct {
 	Candidates int
 	// RRFK is the k of reciprocal-rank fusion; zero means DefaultRRFK.
 	RRFK int
+	// DenseWeight and SparseWeight weigh the legs of a hybrid search in the
+	// fusion (see FuseWeightedRRF); zero means 1. A weak embedder (such as
+	// the offline hashing one) should get a lower dense weight so that
+	// fusion never drags BM25 down.
+	DenseWeight, SparseWeight float64
 }
 
 // Defaults for hybrid search.
@@ -172,4 +177,18 @@ type Embedder interface {
 // first, with Method "rerank" and Score set to the reranker's score.
 type Reranker interface {
 	Rerank(ctx context.Context, query string, hits []Hit, topN int) ([]Hit, error)
+}
+
+// FusionWeighter is implemented by embedders that know how much their dense
+// ranking should weigh against BM25 in a hybrid search.
+type FusionWeighter interface {
+	FusionWeight() float64
+}
+
+// DenseWeightOf returns e's fusion weight when it declares one, else 1.
+func DenseWeightOf(e Embedder) float64 {
+	if fw, ok := e.(FusionWeighter); ok && fw.FusionWeight() > 0 {
+		return fw.FusionWeight()
+	}
+	return 1
 }

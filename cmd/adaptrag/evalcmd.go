@@ -34,6 +34,8 @@ func evalRetrieval(ctx context.Context, e *env, args []string) error {
 	data := fs.String("data", "", "BEIR directory (corpus.jsonl, queries.jsonl, qrels/test.tsv)")
 	mode := fs.String("mode", "hybrid", "bm25, dense, hybrid or rerank")
 	k := fs.Int("k", 50, "hits ranked per query (recall@50 needs 50); rerank reorders the hybrid top k")
+	denseWeight := fs.Float64("dense-weight", 0, "weight of the dense leg in hybrid fusion (0: the embedder's own, else 1)")
+	rrfK := fs.Int("rrf-k", 0, "k of reciprocal-rank fusion (0: the default, 60)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if _, err := parse(fs, args); err != nil {
 		return err
@@ -60,21 +62,23 @@ func evalRetrieval(ctx context.Context, e *env, args []string) error {
 		chunks[i] = retrieval.Chunk{ID: d.ID, DocID: d.ID, Title: d.Title, Text: d.Text, ContentType: retrieval.ContentText}
 		texts[i] = d.Title + "\n" + d.Text
 	}
-	if *mode != "bm25" {
-		vecs, err := embed.EmbedAll(ctx, emb, texts, 64, nil)
-		if err != nil {
-			return err
-		}
-		for i := range chunks {
-			chunks[i].Vector = vecs[i]
-		}
+	// The store keeps both indexes, so every mode embeds the corpus.
+	vecs, err := embed.EmbedAll(ctx, emb, texts, 64, nil)
+	if err != nil {
+		return err
+	}
+	for i := range chunks {
+		chunks[i].Vector = vecs[i]
 	}
 	if err := st.Upsert(ctx, chunks); err != nil {
 		return err
 	}
 	rr := rerank.NewLexical(rerank.LexicalConfig{})
 	search := func(ctx context.Context, q eval.Query) ([]string, error) {
-		req := retrieval.Request{Text: q.Text, K: *k, Candidates: max(*k, retrieval.DefaultCandidates)}
+		req := retrieval.Request{Text: q.Text, K: *k, Candidates: max(*k, retrieval.DefaultCandidates), DenseWeight: *denseWeight, RRFK: *rrfK}
+		if req.DenseWeight == 0 {
+			req.DenseWeight = retrieval.DenseWeightOf(emb)
+		}
 		if *mode != "bm25" {
 			v, err := emb.Embed(ctx, []string{q.Text})
 			if err != nil {

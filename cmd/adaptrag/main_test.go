@@ -239,3 +239,38 @@ func TestBenchCost(t *testing.T) {
 		}
 	}
 }
+
+// TestHybridNeverWorseThanBetterLeg checks, on the shared evaluation sets
+// when they are present, that hybrid retrieval's nDCG@10 is within 0.01 of
+// the better of BM25 and dense on every set.
+func TestHybridNeverWorseThanBetterLeg(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "data", "retrieval")
+	if d := os.Getenv("ADAPTRAG_DATA"); d != "" {
+		dir = filepath.Join(d, "retrieval")
+	}
+	sets, _ := filepath.Glob(filepath.Join(dir, "*", "corpus.jsonl"))
+	if len(sets) == 0 {
+		t.Skipf("no evaluation data under %s (set ADAPTRAG_DATA)", dir)
+	}
+	for _, c := range sets {
+		set := filepath.Dir(c)
+		t.Run(filepath.Base(set), func(t *testing.T) {
+			score := map[string]float64{}
+			for _, mode := range []string{"bm25", "dense", "hybrid"} {
+				out, errs, code := cli(t, "eval", "retrieval", "--data", set, "--mode", mode, "--json")
+				if code != 0 {
+					t.Fatalf("%s: exit %d: %s", mode, code, errs)
+				}
+				var r map[string]any
+				if err := json.Unmarshal([]byte(out), &r); err != nil {
+					t.Fatal(err)
+				}
+				score[mode] = r["ndcg@10"].(float64)
+			}
+			best := max(score["bm25"], score["dense"])
+			if score["hybrid"] < best-0.01 {
+				t.Errorf("hybrid nDCG@10 %.4f < best leg %.4f - 0.01 (bm25 %.4f, dense %.4f)", score["hybrid"], best, score["bm25"], score["dense"])
+			}
+		})
+	}
+}

@@ -533,7 +533,7 @@ func (s *Store) SearchHybrid(ctx context.Context, req retrieval.Request) ([]retr
 	if err := errors.Join(denseErr, sparseErr); err != nil {
 		return nil, fmt.Errorf("memstore: hybrid search: %w", err)
 	}
-	fused := retrieval.FuseRRF(req.RRFK, dense, sparse)
+	fused := retrieval.FuseWeightedRRF(req.RRFK, []float64{req.DenseWeight, req.SparseWeight}, dense, sparse)
 	if len(fused) == 0 {
 		return nil, nil
 	}

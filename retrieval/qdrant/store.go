@@ -338,9 +338,23 @@ func (s *Store) SearchHybrid(ctx context.Context, req retrieval.Request) ([]retr
 			Limit:  qc.PtrOf(uint64(cand)),
 		})
 	}
+	rrf := &qc.Rrf{K: qc.PtrOf(uint32(k + 1))}
+	if req.DenseWeight > 0 || req.SparseWeight > 0 {
+		// Weighted RRF (Qdrant 1.17): one weight per prefetch, in order.
+		w := func(x float64) float32 {
+			if x > 0 {
+				return float32(x)
+			}
+			return 1
+		}
+		rrf.Weights = []float32{w(req.DenseWeight)}
+		if len(prefetch) > 1 {
+			rrf.Weights = append(rrf.Weights, w(req.SparseWeight))
+		}
+	}
 	return s.query(ctx, op, "hybrid", &qc.QueryPoints{
 		Prefetch: prefetch,
-		Query:    qc.NewQueryRRF(&qc.Rrf{K: qc.PtrOf(uint32(k + 1))}),
+		Query:    qc.NewQueryRRF(rrf),
 		Filter:   filter,
 		Limit:    qc.PtrOf(uint64(req.K)),
 	})
