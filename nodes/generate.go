@@ -106,7 +106,12 @@ func (p *Pipeline) generate(ctx context.Context, s state.RAG) (state.RAG, error)
 		return s, nil
 	}
 	if p.gen == nil {
-		s.Answer, s.Citations = extractive(s.Query.Text, s.Docs, texts)
+		// Wider contexts (analytical) synthesise from more passages.
+		maxSent := 3
+		if len(s.Docs) > 3 {
+			maxSent = 5
+		}
+		s.Answer, s.Citations = extractive(s.Query.Text, s.Docs, texts, maxSent)
 		s.AnsweredBy = "extractive"
 		return s, nil
 	}
@@ -176,11 +181,13 @@ var analyzer = analysis.Default()
 
 // extractive builds an answer from the passages' best sentences: each
 // sentence scores the idf-weighted share of the question's terms it
-// contains, with a small prior for better-ranked passages. Up to three
-// sentences are kept, each followed by its citation. When no sentence
+// contains, with a small prior for better-ranked passages. Up to maxSent
+// sentences are kept (at most two from one passage, so that a comparison
+// draws on both sides), each followed by its citation. Headings and
+// questions are not evidence and are never quoted. When no sentence
 // shares a term with the question, the answer is "not found": an
 // extractive answer must never quote unrelated text as if it answered.
-func extractive(question string, docs []retrieval.Hit, t Lang) (string, []state.Citation) {
+func extractive(question string, docs []retrieval.Hit, t Lang, maxSent int) (string, []state.Citation) {
 	qterms := map[string]bool{}
 	for _, tok := range analyzer.Tokens(question) {
 		if !stopword(tok) {
@@ -190,7 +197,14 @@ func extractive(question string, docs []retrieval.Hit, t Lang) (string, []state.
 	// Document frequency of each question term over the passages' sentences.
 	var sents []sentence
 	for i, h := range docs {
-		for j, st := range splitSentences(h.Chunk.Text) {
+		text := strings.TrimPrefix(h.Chunk.Text, h.Chunk.Title)
+		if a := h.Chunk.Meta["answer"]; a != "" {
+			text = a // an FAQ entry: its answer is the evidence
+		}
+		for j, st := range splitSentences(text) {
+			if strings.HasSuffix(st, "？") || strings.HasSuffix(st, "?") || strings.Contains(st, " > ") {
+				continue
+			}
 			sents = append(sents, sentence{doc: i, pos: j, text: st})
 		}
 	}
@@ -230,15 +244,25 @@ func extractive(question string, docs []retrieval.Hit, t Lang) (string, []state.
 		}
 		return 0
 	})
+	// A sentence far weaker than the best one adds noise, not evidence;
+	// a synthesis (more sentences) tolerates weaker ones.
+	cutoff := 0.5
+	if maxSent > 3 {
+		cutoff = 0.3
+	}
 	var keep []sentence
+	perDoc := map[int]int{}
 	for _, st := range best {
-		if st.score <= 0 || len(keep) == 3 {
+		if st.score <= 0 || len(keep) == maxSent {
 			break
 		}
-		// A sentence far weaker than the best one adds noise, not evidence.
-		if len(keep) > 0 && st.score < 0.5*keep[0].score {
+		if len(keep) > 0 && st.score < cutoff*keep[0].score {
 			break
 		}
+		if perDoc[st.doc] == 2 {
+			continue
+		}
+		perDoc[st.doc]++
 		keep = append(keep, st)
 	}
 	if len(keep) == 0 {

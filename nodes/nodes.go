@@ -314,6 +314,13 @@ func (p *Pipeline) faq(ctx context.Context, s state.RAG) (state.RAG, error) {
 	if err != nil {
 		return s, err
 	}
+	// Hits that join the context carry their answer: the question alone
+	// is not evidence.
+	for i, h := range hits {
+		if a := h.Chunk.Meta["answer"]; a != "" {
+			hits[i].Chunk.Text = faqQuestion(h.Chunk) + "\n" + a
+		}
+	}
 	s.FAQ = hits
 	return s, nil
 }
