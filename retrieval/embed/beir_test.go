@@ -32,28 +32,28 @@ type beirSet struct {
 	Rel     map[string]map[string]bool // query id -> relevant doc ids
 }
 
-// dataDir returns the evaluation data directory or skips the test.
+// dataDir returns the evaluation data directory ($ADAPTRAG_DATA, else
+// ../shared/data beside the checkout) or skips the test when it is absent.
 func dataDir(t testing.TB) string {
 	t.Helper()
-	if d := os.Getenv("ADAPTRAG_DATA"); d != "" {
-		return d
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Skipf("evaluation data not found: %v", err)
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			dir := filepath.Join(d, "..", "shared", "data")
-			if _, err := os.Stat(filepath.Join(dir, "retrieval")); err != nil {
-				t.Skipf("evaluation data not present at %s (set ADAPTRAG_DATA): skipping measurement", dir)
+	dir := os.Getenv("ADAPTRAG_DATA")
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			t.Skipf("evaluation data not found (%v): skipping measurement", err)
+		}
+		for d := wd; dir == ""; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+				dir = filepath.Join(d, "..", "shared", "data")
+			} else if filepath.Dir(d) == d {
+				t.Skip("evaluation data not found (no go.mod above the test): skipping measurement")
 			}
-			return dir
-		}
-		if filepath.Dir(d) == d {
-			t.Skip("evaluation data not found (no go.mod above the test): skipping measurement")
 		}
 	}
+	if _, err := os.Stat(filepath.Join(dir, "retrieval")); err != nil {
+		t.Skipf("evaluation data not present at %s (set ADAPTRAG_DATA): skipping measurement", dir)
+	}
+	return dir
 }
 
 func loadBEIR(t testing.TB, name string) *beirSet {

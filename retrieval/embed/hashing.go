@@ -107,33 +107,40 @@ func (h *Hashing) Embed(ctx context.Context, texts []string) ([][]float32, error
 // features accumulates weighted feature hashes of one text. Counting first
 // and weighting afterwards is what makes tf sublinear.
 type features struct {
-	count  map[uint64]float64 // hash -> occurrences
-	weight map[uint64]float64 // hash -> per-kind weight
+	m map[uint64]feature // keyed by feature hash
+}
+
+type feature struct {
+	count  float64 // occurrences
+	weight float64 // per-kind weight
 }
 
 func (f *features) reset() {
-	if f.count == nil {
-		f.count = make(map[uint64]float64)
-		f.weight = make(map[uint64]float64)
+	if f.m == nil {
+		f.m = make(map[uint64]feature, 256) // a paragraph has a few hundred features
 	}
-	clear(f.count)
-	clear(f.weight)
+	clear(f.m)
 }
 
 func (f *features) add(ns byte, s string, w float64) {
-	h := hash(ns, s)
-	f.count[h]++
-	f.weight[h] = w
+	f.addHash(hash(ns, s), w)
+}
+
+func (f *features) addHash(h uint64, w float64) {
+	x := f.m[h]
+	x.count++
+	x.weight = w
+	f.m[h] = x
 }
 
 // project folds the features into v (len(v) buckets) and normalizes it.
 func (f *features) project(v []float32) {
-	if len(f.count) == 0 {
+	if len(f.m) == 0 {
 		f.add(nsEmpty, "", 1)
 	}
 	acc := make([]float64, len(v))
-	for h, c := range f.count {
-		w := f.weight[h] * (1 + math.Log(c))
+	for h, x := range f.m {
+		w := x.weight * (1 + math.Log(x.count))
 		m := mix(h)
 		i := m % uint64(len(v))
 		if m>>63 == 1 {
@@ -218,7 +225,7 @@ func addWord(w string, f *features) {
 	gw := gramWeight / math.Sqrt(float64(grams))
 	for n := minGram; n <= maxGram; n++ {
 		for i := 0; i+n <= len(rs); i++ {
-			f.add(nsGram, string(rs[i:i+n]), gw)
+			f.addHash(hashRunes(nsGram, rs[i:i+n]), gw)
 		}
 	}
 }
@@ -264,6 +271,26 @@ func hash(ns byte, s string) uint64 {
 	for i := 0; i < len(s); i++ {
 		h ^= uint64(s[i])
 		h *= prime
+	}
+	return h
+}
+
+// hashRunes equals hash(ns, string(rs)) without building the string.
+func hashRunes(ns byte, rs []rune) uint64 {
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	h := uint64(offset)
+	h ^= uint64(ns)
+	h *= prime
+	var b [utf8.UTFMax]byte
+	for _, r := range rs {
+		n := utf8.EncodeRune(b[:], r)
+		for _, c := range b[:n] {
+			h ^= uint64(c)
+			h *= prime
+		}
 	}
 	return h
 }

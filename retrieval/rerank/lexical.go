@@ -27,7 +27,8 @@ type Weights struct {
 	// Title weighs the idf-weighted share of the query's terms found in the
 	// hit's title.
 	Title float64
-	// RankK is the rank constant of the Rank signal; zero means 10.
+	// RankK is the rank constant of the Rank signal; zero means
+	// DefaultWeights().RankK (30).
 	RankK float64
 }
 
@@ -49,7 +50,7 @@ type LexicalConfig struct {
 	Analyzer analysis.Analyzer
 	// Weights of the signals; the zero Weights means DefaultWeights(). A
 	// non-zero Weights is used as given (a zero field switches that signal
-	// off), except that a zero RankK means 10.
+	// off), except that a zero RankK means DefaultWeights().RankK.
 	Weights Weights
 }
 
@@ -74,7 +75,7 @@ func NewLexical(cfg LexicalConfig) *Lexical {
 		l.w = DefaultWeights()
 	}
 	if l.w.RankK <= 0 {
-		l.w.RankK = 10
+		l.w.RankK = DefaultWeights().RankK
 	}
 	return l
 }
@@ -179,7 +180,7 @@ func (l *Lexical) seq(text string, qidx map[string]int, found []bool) []int {
 	}
 	toks := l.an.Tokens(text)
 	seq := make([]int, len(toks))
-	any := false
+	matched := false
 	for i, t := range toks {
 		j, ok := qidx[t]
 		if !ok {
@@ -188,9 +189,9 @@ func (l *Lexical) seq(text string, qidx map[string]int, found []bool) []int {
 		}
 		seq[i] = j
 		found[j] = true
-		any = true
+		matched = true
 	}
-	if !any {
+	if !matched {
 		return nil
 	}
 	return seq

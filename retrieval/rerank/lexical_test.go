@@ -134,3 +134,23 @@ func ExampleLexical() {
 	// einvoice-3 rerank
 	// billing-1 rerank
 }
+
+// BenchmarkLexical50 reranks 50 paragraph-sized candidates, the analytical
+// branch's load.
+func BenchmarkLexical50(b *testing.B) {
+	para := "The quarterly report covers invoices, refunds and the delivery times of electronic invoices, " +
+		"which usually arrive within two business days unless the tax office delays them. 电子发票一般两天内开具。"
+	texts := make([]string, 50)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("%s Section %d.", para, i)
+	}
+	hits := mkHits(texts...)
+	l := rerank.NewLexical(rerank.LexicalConfig{})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := l.Rerank(ctx, "how long does an electronic invoice take", hits, 8); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
