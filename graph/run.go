@@ -227,11 +227,8 @@ func findLoop(trail []string) []string {
 func (rn *run[S]) node(ctx context.Context, n *node[S], step int, from, via string, s S) (out S, to int, label string, err error) {
 	var span trace.Span
 	if rn.record {
-		ctx, span = rn.r.tracer.Start(ctx, n.name, trace.WithAttributes(
-			attribute.String("graph.name", rn.r.name),
-			attribute.String("graph.node", n.name),
-			attribute.Int("graph.step", step),
-		))
+		// The span's name is the node's; the graph's name is on graph.run.
+		ctx, span = rn.r.tracer.Start(ctx, n.name, trace.WithAttributes(attribute.Int("graph.step", step)))
 	}
 	var began time.Time
 	if rn.emit != nil {
@@ -256,9 +253,10 @@ func (rn *run[S]) node(ctx context.Context, n *node[S], step int, from, via stri
 	}
 	if span != nil {
 		if label != "" {
-			span.SetAttributes(attribute.String("graph.route.label", label))
+			span.SetAttributes(attribute.Int("graph.retry.count", attempts-1), attribute.String("graph.route.label", label))
+		} else {
+			span.SetAttributes(attribute.Int("graph.retry.count", attempts-1))
 		}
-		span.SetAttributes(attribute.Int("graph.retry.count", attempts-1))
 		if err != nil {
 			span.RecordError(err)
 			span.SetStatus(codes.Error, err.Error())
