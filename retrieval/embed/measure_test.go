@@ -4,12 +4,14 @@ import (
 	"context"
 	"testing"
 
+	"github.com/adaptrag/adaptrag/internal/evaltest"
 	"github.com/adaptrag/adaptrag/retrieval/embed"
+	"github.com/adaptrag/adaptrag/retrieval/eval"
 )
 
 // TestMeasureHashing compares the offline embedder (exact cosine search over
-// the whole corpus) with the BM25 reference on the BEIR sets. It logs the
-// figures, split into the first half of the queries (where the feature
+// the whole corpus) with the project's BM25 index on the BEIR sets. It logs
+// the figures, split into the first half of the queries (where the feature
 // weights were chosen) and the second half (held out), and asserts only a
 // floor that a broken embedder would miss: a random ranking of the faq
 // corpora (~30 docs) scores nDCG@10 ~0.2, and of xquad (240 docs) ~0.02.
@@ -21,66 +23,48 @@ func TestMeasureHashing(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range []string{"faq_en-us", "faq_zh-cn", "xquad_en", "xquad_zh"} {
 		t.Run(name, func(t *testing.T) {
-			s := loadBEIR(t, name)
-			texts := make([]string, len(s.Docs))
-			for i, d := range s.Docs {
-				texts[i] = d.Title + "\n" + d.Text
-			}
-			dv, err := e.Embed(ctx, texts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			qtexts := make([]string, len(s.Queries))
-			for i, q := range s.Queries {
+			ds := evaltest.Load(t, name)
+			dv := evaltest.EmbedCorpus(t, e, ds)
+			qtexts := make([]string, len(ds.Queries))
+			for i, q := range ds.Queries {
 				qtexts[i] = q.Text
 			}
-			qv, err := e.Embed(ctx, qtexts)
+			qvs, err := e.Embed(ctx, qtexts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref := newBM25(s.Docs)
-			var dense, sparse [3]metrics // all, first half, second half
-			half := len(s.Queries) / 2
-			for i, q := range s.Queries {
-				var sc []scored
-				for j, v := range dv {
-					sc = append(sc, scored{j, dot(qv[i], v)})
-				}
-				dr := ids(s, topK(sc, 10))
-				sr := ids(s, ref.search(q.Text, 10))
-				part := 1
-				if i >= half {
-					part = 2
-				}
-				for _, p := range []int{0, part} {
-					dense[p].add(dr, s.Rel[q.ID])
-					sparse[p].add(sr, s.Rel[q.ID])
-				}
+			qv := make(map[string][]float32, len(qvs))
+			for i, q := range ds.Queries {
+				qv[q.ID] = qvs[i]
 			}
-			t.Logf("%-9s queries=%d docs=%d", name, len(s.Queries), len(s.Docs))
-			for p, label := range []string{"all", "tune half", "held-out half"} {
+			dense := func(_ context.Context, q eval.Query) ([]string, error) {
+				return evaltest.IDs(ds, evaltest.Nearest(qv[q.ID], dv, 10)), nil
+			}
+			ref := evaltest.NewBM25(ds)
+			sparse := func(_ context.Context, q eval.Query) ([]string, error) {
+				return ref.Rank(q.Text, 10), nil
+			}
+			tune, held := evaltest.Halves(ds)
+			t.Logf("%-9s queries=%d docs=%d", name, len(ds.Queries), len(ds.Corpus))
+			var all eval.Report
+			for i, part := range []*eval.Dataset{ds, tune, held} {
+				d, err := eval.Run(ctx, part, "hashing", dense)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := eval.Run(ctx, part, "bm25", sparse)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 {
+					all = d
+				}
 				t.Logf("  %-13s hashing nDCG@10 %.3f R@8 %.3f | bm25 nDCG@10 %.3f R@8 %.3f",
-					label, dense[p].NDCG(), dense[p].Recall(), sparse[p].NDCG(), sparse[p].Recall())
+					[]string{"all", "tune half", "held-out half"}[i], d.NDCG10, d.Recall8, s.NDCG10, s.Recall8)
 			}
-			if got := dense[0].NDCG(); got < floors[name] {
-				t.Errorf("hashing nDCG@10 = %.3f, want >= %.2f", got, floors[name])
+			if all.NDCG10 < floors[name] {
+				t.Errorf("hashing nDCG@10 = %.3f, want >= %.2f", all.NDCG10, floors[name])
 			}
 		})
 	}
-}
-
-func dot(a, b []float32) float64 {
-	var s float64
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
-}
-
-func ids(s *beirSet, sc []scored) []string {
-	out := make([]string, len(sc))
-	for i, x := range sc {
-		out[i] = s.Docs[x.Doc].ID
-	}
-	return out
 }

@@ -7,87 +7,78 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/adaptrag/adaptrag/internal/evaltest"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/analysis"
 	"github.com/adaptrag/adaptrag/retrieval/embed"
+	"github.com/adaptrag/adaptrag/retrieval/eval"
 	"github.com/adaptrag/adaptrag/retrieval/rerank"
 )
 
-// rerankRun holds, per query, the candidates to rerank: the BM25 top-50,
+// rerankRun holds, per query id, the candidates to rerank: the BM25 top-50,
 // and the hybrid top-50 (weighted RRF of the BM25 and offline-dense
 // top-50s, the dense leg weighted as the store weighs it), which is what the
 // pipeline's analytical branch hands the reranker.
 type rerankRun struct {
-	set    *beirSet
-	cands  [][]retrieval.Hit
-	hybrid [][]retrieval.Hit
+	tune, held *eval.Dataset // the two halves of the set's queries
+	cands      map[string][]retrieval.Hit
+	hybrid     map[string][]retrieval.Hit
 }
 
 func bm25Candidates(t testing.TB, name string) *rerankRun {
-	s := loadBEIR(t, name)
-	ref := newBM25(s.Docs)
+	ds := evaltest.Load(t, name)
+	ref := evaltest.NewBM25(ds)
 	e := embed.NewHashing(embed.HashingConfig{})
 	ctx := context.Background()
-	texts := make([]string, len(s.Docs))
-	for i, d := range s.Docs {
-		texts[i] = d.Title + "\n" + d.Text
-	}
-	dv, err := e.Embed(ctx, texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hit := func(i int, score float64, method string) retrieval.Hit {
-		d := s.Docs[i]
-		return retrieval.Hit{
-			Chunk:  retrieval.Chunk{ID: d.ID, DocID: d.ID, Title: d.Title, Text: d.Text},
-			Score:  score,
-			Method: method,
+	dv := evaltest.EmbedCorpus(t, e, ds)
+	hits := func(ranked []evaltest.Scored, method string) []retrieval.Hit {
+		out := make([]retrieval.Hit, len(ranked))
+		for i, s := range ranked {
+			d := ds.Corpus[s.Doc]
+			out[i] = retrieval.Hit{
+				Chunk:  retrieval.Chunk{ID: d.ID, DocID: d.ID, Title: d.Title, Text: d.Text},
+				Score:  s.Score,
+				Method: method,
+			}
 		}
+		return out
 	}
-	run := &rerankRun{set: s}
-	for _, q := range s.Queries {
-		var sparse, dense []retrieval.Hit
-		for _, sc := range ref.search(q.Text, 50) {
-			sparse = append(sparse, hit(sc.Doc, sc.Score, "bm25"))
-		}
+	run := &rerankRun{cands: map[string][]retrieval.Hit{}, hybrid: map[string][]retrieval.Hit{}}
+	run.tune, run.held = evaltest.Halves(ds)
+	for _, q := range ds.Queries {
+		sparse := hits(ref.Search(q.Text, 50), "bm25")
 		qv, err := e.Embed(ctx, []string{q.Text})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var sc []scored
-		for j, v := range dv {
-			var dot float64
-			for k := range v {
-				dot += float64(v[k]) * float64(qv[0][k])
-			}
-			sc = append(sc, scored{j, dot})
-		}
-		for _, x := range topK(sc, 50) {
-			dense = append(dense, hit(x.Doc, x.Score, "dense"))
-		}
-		run.cands = append(run.cands, sparse)
+		dense := hits(evaltest.Nearest(qv[0], dv, 50), "dense")
+		run.cands[q.ID] = sparse
 		fused := retrieval.FuseWeightedRRF(0, []float64{retrieval.DenseWeightOf(e), 1}, dense, sparse)
-		run.hybrid = append(run.hybrid, fused[:min(50, len(fused))])
+		run.hybrid[q.ID] = fused[:min(50, len(fused))]
 	}
 	return run
 }
 
-// eval returns nDCG@10 before and after reranking over queries [lo, hi).
-func (r *rerankRun) eval(t testing.TB, rr retrieval.Reranker, lo, hi int) (before, after metrics) {
-	return r.evalOn(t, r.cands, rr, lo, hi)
+// measure returns the metrics of the BM25 candidates of part's queries before
+// and after reranking with rr.
+func (r *rerankRun) measure(t testing.TB, rr retrieval.Reranker, part *eval.Dataset) (before, after eval.Report) {
+	return r.measureOn(t, r.cands, rr, part)
 }
 
-func (r *rerankRun) evalOn(t testing.TB, cands [][]retrieval.Hit, rr retrieval.Reranker, lo, hi int) (before, after metrics) {
+func (r *rerankRun) measureOn(t testing.TB, cands map[string][]retrieval.Hit, rr retrieval.Reranker, part *eval.Dataset) (before, after eval.Report) {
 	ctx := context.Background()
-	for i := lo; i < hi; i++ {
-		q := r.set.Queries[i]
-		hits := cands[i]
-		before.add(hitIDs(hits), r.set.Rel[q.ID])
-		out, err := rr.Rerank(ctx, q.Text, hits, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		after.add(hitIDs(out), r.set.Rel[q.ID])
+	before, err := eval.Run(ctx, part, "input", func(_ context.Context, q eval.Query) ([]string, error) {
+		return hitIDs(cands[q.ID]), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err = eval.Run(ctx, part, "rerank", func(ctx context.Context, q eval.Query) ([]string, error) {
+		out, err := rr.Rerank(ctx, q.Text, cands[q.ID], 10)
+		return hitIDs(out), err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return before, after
 }
@@ -126,17 +117,16 @@ func TestMeasureLexical(t *testing.T) {
 	var sumBefore, sumAfter, hybBefore, hybAfter float64
 	for _, n := range names {
 		r := runs[n]
-		half := len(r.set.Queries) / 2
-		b1, a1 := r.eval(t, lex, 0, half)
-		b2, a2 := r.eval(t, lex, half, len(r.set.Queries))
+		b1, a1 := r.measure(t, lex, r.tune)
+		b2, a2 := r.measure(t, lex, r.held)
 		t.Logf("%-9s nDCG@10 bm25 -> lexical: tune half %.3f -> %.3f | held-out half %.3f -> %.3f (R@8 %.3f -> %.3f)",
-			n, b1.NDCG(), a1.NDCG(), b2.NDCG(), a2.NDCG(), b2.Recall(), a2.Recall())
-		sumBefore += b2.NDCG()
-		sumAfter += a2.NDCG()
-		hb, ha := r.evalOn(t, r.hybrid, lex, half, len(r.set.Queries))
-		t.Logf("%-9s   hybrid(bm25+hashing) input, held-out half: %.3f -> %.3f", n, hb.NDCG(), ha.NDCG())
-		hybBefore += hb.NDCG()
-		hybAfter += ha.NDCG()
+			n, b1.NDCG10, a1.NDCG10, b2.NDCG10, a2.NDCG10, b2.Recall8, a2.Recall8)
+		sumBefore += b2.NDCG10
+		sumAfter += a2.NDCG10
+		hb, ha := r.measureOn(t, r.hybrid, lex, r.held)
+		t.Logf("%-9s   hybrid(bm25+hashing) input, held-out half: %.3f -> %.3f", n, hb.NDCG10, ha.NDCG10)
+		hybBefore += hb.NDCG10
+		hybAfter += ha.NDCG10
 	}
 	t.Logf("held-out mean nDCG@10 on hybrid input: fused %.4f, lexical rerank %.4f", hybBefore/4, hybAfter/4)
 	if hybAfter < hybBefore {
@@ -169,8 +159,8 @@ func gridSearch(t *testing.T, runs ...*rerankRun) {
 					lex := rerank.NewLexical(rerank.LexicalConfig{Weights: w, Analyzer: an})
 					var gain float64
 					for _, r := range runs {
-						b, a := r.eval(t, lex, 0, len(r.set.Queries)/2)
-						gain += a.NDCG() - b.NDCG()
+						b, a := r.measure(t, lex, r.tune)
+						gain += a.NDCG10 - b.NDCG10
 					}
 					all = append(all, res{w, gain / float64(len(runs))})
 				}
