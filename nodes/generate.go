@@ -111,7 +111,7 @@ func (p *Pipeline) generate(ctx context.Context, s state.RAG) (state.RAG, error)
 		if len(s.Docs) > 3 {
 			maxSent = 5
 		}
-		s.Answer, s.Citations = extractive(s.Query.Text, s.Docs, texts, maxSent)
+		s.Answer, s.Citations = extractive(p.analyzer, s.Query.Text, s.Docs, texts, maxSent)
 		s.AnsweredBy = "extractive"
 		return s, nil
 	}
@@ -177,8 +177,6 @@ type sentence struct {
 	score float64
 }
 
-var analyzer = analysis.Default()
-
 // extractive builds an answer from the passages' best sentences: each
 // sentence scores the idf-weighted share of the question's terms it
 // contains, with a small prior for better-ranked passages. Up to maxSent
@@ -187,7 +185,7 @@ var analyzer = analysis.Default()
 // questions are not evidence and are never quoted. When no sentence
 // shares a term with the question, the answer is "not found": an
 // extractive answer must never quote unrelated text as if it answered.
-func extractive(question string, docs []retrieval.Hit, t Lang, maxSent int) (string, []state.Citation) {
+func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hit, t Lang, maxSent int) (string, []state.Citation) {
 	qterms := map[string]bool{}
 	for _, tok := range analyzer.Tokens(question) {
 		if !stopword(tok) {

@@ -43,6 +43,7 @@ import (
 	"github.com/adaptrag/adaptrag/llm"
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/retrieval"
+	"github.com/adaptrag/adaptrag/retrieval/analysis"
 	"github.com/adaptrag/adaptrag/router"
 	"github.com/adaptrag/adaptrag/state"
 )
@@ -127,6 +128,7 @@ type Pipeline struct {
 	strategies StrategyTable
 	app        *graph.Runnable[state.RAG]
 	tracer     trace.Tracer
+	analyzer   analysis.Analyzer // for extractive answers
 }
 
 // New builds and compiles the pipeline.
@@ -158,7 +160,7 @@ func New(d Deps, cfg Config) (*Pipeline, error) {
 	p := &Pipeline{
 		cfg: cfg, planner: d.Planner, classifier: d.Classifier, policy: cfg.Policy,
 		docs: d.Docs, faqStore: d.FAQ, embedder: d.Embedder, reranker: d.Reranker, gen: d.Generator,
-		strategies: st,
+		strategies: st, analyzer: analysis.Default(),
 	}
 	if p.planner == nil {
 		p.planner = plan.New(plan.Settings{})

@@ -465,3 +465,20 @@ func TestTenantScopeComesFromCaller(t *testing.T) {
 }
 
 var _ state.RAG
+
+// A table question only takes an FAQ answer on an exact match, however
+// high the similarity.
+func TestTableQuestionNeedsExactFAQ(t *testing.T) {
+	f := newFixture(t)
+	f.deps.FAQ = fixedFAQ{Store: f.faq, score: 0.99}
+	p := f.pipeline(t, nodes.Config{})
+	res := ask(t, p, "材料清单里的付款金额字段是什么")
+	if !res.State.Plan.FAQDirectExactOnly || res.State.AnsweredBy == nodes.NodeFAQAnswer {
+		t.Errorf("table question: exact-only %v, answered by %s; want no direct FAQ answer for a similar entry",
+			res.State.Plan.FAQDirectExactOnly, res.State.AnsweredBy)
+	}
+	exact := ask(t, p, "报销审批找谁")
+	if exact.State.AnsweredBy != nodes.NodeFAQAnswer {
+		t.Errorf("the FAQ's own question was answered by %s", exact.State.AnsweredBy)
+	}
+}
