@@ -153,9 +153,9 @@ func BenchmarkUpsertDurable(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	i := 0
+	i, whole := 0, len(w.chunks)/64*64
 	for b.Loop() {
-		lo := (i * 64) % len(w.chunks)
+		lo := (i * 64) % whole
 		if err := s.Upsert(context.Background(), w.chunks[lo:lo+64]); err != nil {
 			b.Fatal(err)
 		}

@@ -64,7 +64,6 @@ type reader struct {
 	r   io.Reader
 	br  io.ByteReader
 	err error
-	buf [4]byte
 }
 
 func newReader(r interface {
@@ -103,17 +102,6 @@ func (d *reader) varint() int64 {
 		d.fail(err)
 	}
 	return v
-}
-
-func (d *reader) u32() uint32 {
-	if d.err != nil {
-		return 0
-	}
-	if _, err := io.ReadFull(d.r, d.buf[:4]); err != nil {
-		d.fail(err)
-		return 0
-	}
-	return binary.LittleEndian.Uint32(d.buf[:4])
 }
 
 func (d *reader) str() string {
@@ -163,9 +151,15 @@ func (d *reader) chunk() retrieval.Chunk {
 		d.fail(fmt.Errorf("vector of %d dimensions exceeds the limit", n))
 	}
 	if d.err == nil && n > 0 {
+		// One read for the whole vector: per-float reads dominated loading.
+		raw := make([]byte, 4*n)
+		if _, err := io.ReadFull(d.r, raw); err != nil {
+			d.fail(err)
+			return c
+		}
 		c.Vector = make([]float32, n)
 		for i := range c.Vector {
-			c.Vector[i] = math.Float32frombits(d.u32())
+			c.Vector[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 		}
 	}
 	return c

