@@ -3,6 +3,7 @@ package nodes_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -480,5 +481,26 @@ func TestTableQuestionNeedsExactFAQ(t *testing.T) {
 	exact := ask(t, p, "报销审批找谁")
 	if exact.State.AnsweredBy != nodes.NodeFAQAnswer {
 		t.Errorf("the FAQ's own question was answered by %s", exact.State.AnsweredBy)
+	}
+}
+
+// The adaptive graph's diagram is pinned, and docs/architecture.md shows
+// the same one.
+func TestDiagramGolden(t *testing.T) {
+	f := newFixture(t)
+	got := f.pipeline(t, nodes.Config{}).Runnable().Diagram().Mermaid(nil)
+	want, err := os.ReadFile("testdata/adaptive.mmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("diagram changed; regenerate testdata/adaptive.mmd and docs/architecture.md with `go run ./cmd/adaptrag graph`:\n%s", got)
+	}
+	doc, err := os.ReadFile("../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), got) {
+		t.Error("docs/architecture.md does not show the current adaptive graph")
 	}
 }

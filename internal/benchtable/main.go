@@ -3,6 +3,13 @@
 // allocs/op of each, and their ratios (peer / ours).
 //
 //	go run ./internal/benchtable -ours ours.txt -peer peer.txt [-peer-name Eino]
+//
+// With -pairs, benchmarks of different names are compared: each
+// "Ours:Peer" pair matches Ours/SUB against Peer/SUB for every
+// sub-benchmark SUB (e.g. N=100000), and extra metrics (recall@50, heapMB,
+// p50-ms) are shown.
+//
+//	go run ./internal/benchtable -ours o.txt -peer p.txt -pairs Dense:Chromem,BM25:BleveBM25
 package main
 
 import (
@@ -72,6 +79,7 @@ func main() {
 	oursPath := flag.String("ours", "", "go test -bench output of this project")
 	peerPath := flag.String("peer", "", "go test -bench output of the peer")
 	peerName := flag.String("peer-name", "peer", "the peer's name for the table header")
+	pairs := flag.String("pairs", "", "comma-separated Ours:Peer benchmark name pairs")
 	flag.Parse()
 	ours, order, err := parse(*oursPath)
 	if err == nil && len(order) == 0 {
@@ -85,6 +93,10 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
+	}
+	if *pairs != "" {
+		pairTable(ours, order, peer, *pairs)
+		return
 	}
 	fmt.Printf("| benchmark | adaptrag time/op | %s time/op | speed-up | adaptrag allocs/op | %s allocs/op | fewer allocs |\n", *peerName, *peerName)
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
@@ -102,5 +114,40 @@ func main() {
 			return fmt.Sprintf("%.1fx", b/a)
 		}
 		fmt.Printf("| %s | %s | %s | %s | %.0f | %.0f | %s |\n", strings.TrimPrefix(name, "Benchmark"), human(on), human(pn), ratio(on, pn), oa, pa, ratio(oa, pa))
+	}
+}
+
+// pairTable prints one row per matched sub-benchmark of each pair.
+func pairTable(ours map[string]map[string][]float64, order []string, peer map[string]map[string][]float64, pairs string) {
+	fmt.Println("| adaptrag | peer | size | adaptrag time/op | peer time/op | speed-up | adaptrag allocs | peer allocs | adaptrag metrics | peer metrics |")
+	fmt.Println("|---|---|---|---:|---:|---:|---:|---:|---|---|")
+	extras := func(m map[string][]float64) string {
+		var parts []string
+		for _, unit := range []string{"recall@50", "heapMB", "p50-ms", "chunks/s"} {
+			if v, ok := m[unit]; ok {
+				parts = append(parts, fmt.Sprintf("%s %.3g", unit, median(v)))
+			}
+		}
+		return strings.Join(parts, ", ")
+	}
+	for _, pair := range strings.Split(pairs, ",") {
+		o, p, ok := strings.Cut(pair, ":")
+		if !ok {
+			continue
+		}
+		for _, name := range order {
+			sub, ok := strings.CutPrefix(name, "Benchmark"+o+"/")
+			if !ok {
+				continue
+			}
+			pm, ok := peer["Benchmark"+p+"/"+sub]
+			if !ok {
+				continue
+			}
+			om := ours[name]
+			on, pn := median(om["ns/op"]), median(pm["ns/op"])
+			fmt.Printf("| %s | %s | %s | %s | %s | %.1fx | %.0f | %.0f | %s | %s |\n", o, p, sub, human(on), human(pn), pn/on,
+				median(om["allocs/op"]), median(pm["allocs/op"]), extras(om), extras(pm))
+		}
 	}
 }
