@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/adaptrag/adaptrag/internal/workload"
 	"github.com/adaptrag/adaptrag/retrieval/analysis"
 )
 
@@ -349,13 +350,13 @@ func TestSearchAllocations(t *testing.T) {
 		t.Skip("allocation counts differ under the race detector")
 	}
 	ix := New(Params{})
-	w := newLexical(5_000)
-	for i, d := range w.docs {
+	w := workload.NewLexical(5_000)
+	for i, d := range w.Docs {
 		ix.Add(uint32(i), d)
 	}
 	q := 0
 	allocs := testing.AllocsPerRun(100, func() {
-		ix.Search(w.queries[q%len(w.queries)], benchTopK, nil)
+		ix.Search(w.Queries[q%len(w.Queries)], workload.TopK, nil)
 		q++
 	})
 	// Analysis (2), query terms, bounds, contributions, heap, result.

@@ -2,43 +2,16 @@ package memstore
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"hash/fnv"
-	"math"
 	"runtime"
 	"slices"
 	"strconv"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/adaptrag/adaptrag/internal/workload"
 	"github.com/adaptrag/adaptrag/retrieval"
 )
-
-func TestWorkloadFingerprint(t *testing.T) {
-	w := newDense(10_000)
-	h := fnv.New64a()
-	var b [4]byte
-	for _, v := range append(w.Docs, w.Queries...) {
-		for _, x := range v {
-			binary.LittleEndian.PutUint32(b[:], math.Float32bits(x))
-			h.Write(b[:])
-		}
-	}
-	if got, want := h.Sum64(), uint64(0x3f1d6fb32ee51673); got != want {
-		t.Errorf("dense N=10000 fingerprint %#016x, want %#016x", got, want)
-	}
-	h.Reset()
-	docs, queries := newLexical(10_000)
-	for _, s := range append(docs, queries...) {
-		h.Write([]byte(s + "\n"))
-	}
-	if got, want := h.Sum64(), uint64(0xfbe884a192af0d42); got != want {
-		t.Errorf("lexical N=10000 fingerprint %#016x, want %#016x", got, want)
-	}
-}
 
 // benchWorkload pairs dense document i with lexical document i, and query
 // q's vector with lexical query q.
@@ -48,29 +21,30 @@ type benchWorkload struct {
 	store   *Store
 }
 
-var (
-	benchMu    sync.Mutex
-	benchCache = map[int]*benchWorkload{}
-)
+// work keeps the workloads of every size live for the whole run, as the
+// peer harness does.
+var work workload.Cache
+
+// benchCache holds each size's chunks, queries and built store across
+// sub-benchmarks and -count. Benchmarks run one at a time, so it needs no
+// lock.
+var benchCache = map[int]*benchWorkload{}
 
 func hybridWorkload(n int) *benchWorkload {
-	benchMu.Lock()
-	defer benchMu.Unlock()
 	if w, ok := benchCache[n]; ok {
 		return w
 	}
-	d := newDense(n)
-	docs, queries := newLexical(n)
+	d, l := work.Dense(n), work.Lexical(n)
 	w := &benchWorkload{}
 	for i := range n {
 		w.chunks = append(w.chunks, retrieval.Chunk{
 			ID: "c" + strconv.Itoa(i), DocID: "d" + strconv.Itoa(i/8), Tenant: "bench", Source: "s",
-			ContentType: retrieval.ContentText, Text: docs[i], Vector: d.Docs[i],
+			ContentType: retrieval.ContentText, Text: l.Docs[i], Vector: d.Docs[i],
 		})
 	}
-	for q := range benchQueries {
+	for q := range workload.NumQueries {
 		w.queries = append(w.queries, retrieval.Request{
-			Scope: retrieval.Scope{Tenant: "bench"}, Text: queries[q], Vector: d.Queries[q], K: benchTopK,
+			Scope: retrieval.Scope{Tenant: "bench"}, Text: l.Queries[q], Vector: d.Queries[q], K: workload.TopK,
 		})
 	}
 	benchCache[n] = w
@@ -94,7 +68,7 @@ func ingest(b *testing.B, chunks []retrieval.Chunk, o Options) *Store {
 // RRF) cycling over the 200 query pairs of the workload, on an in-memory
 // store built outside the timer. p50-ms and p99-ms are per-op latencies.
 func BenchmarkHybrid(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
+	for _, n := range workload.Sizes() {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			w := hybridWorkload(n)
 			if w.store == nil {
@@ -103,20 +77,20 @@ func BenchmarkHybrid(b *testing.B) {
 			ctx := context.Background()
 			var lat []time.Duration
 			b.ReportAllocs()
-			cpu0 := cpuTime()
+			cpu0 := workload.CPUTime()
 			q := 0
 			for b.Loop() {
 				t0 := time.Now()
 				hits, err := w.store.SearchHybrid(ctx, w.queries[q])
 				lat = append(lat, time.Since(t0))
-				if err != nil || len(hits) != benchTopK {
+				if err != nil || len(hits) != workload.TopK {
 					b.Fatalf("query %d: %d hits, %v", q, len(hits), err)
 				}
 				if q++; q == len(w.queries) {
 					q = 0
 				}
 			}
-			reportCPU(b, cpu0)
+			b.ReportMetric(float64(workload.CPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
 			slices.Sort(lat)
 			b.ReportMetric(float64(lat[len(lat)/2])/1e6, "p50-ms")
 			b.ReportMetric(float64(lat[len(lat)*99/100])/1e6, "p99-ms")
@@ -128,16 +102,17 @@ func BenchmarkHybrid(b *testing.B) {
 // Upserts of 1000. heapMB as in the peer harness: live heap after GC with
 // the store alive minus the same before the build.
 func BenchmarkIngest(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
+	for _, n := range workload.Sizes() {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			w := hybridWorkload(n)
 			b.ReportAllocs()
-			before := liveHeap()
 			var s *Store
-			for b.Loop() {
-				s = ingest(b, w.chunks, Options{})
-			}
-			b.ReportMetric(float64(int64(liveHeap()-before))/(1<<20), "heapMB")
+			mb := workload.HeapMB(func() {
+				for b.Loop() {
+					s = ingest(b, w.chunks, Options{})
+				}
+			})
+			b.ReportMetric(mb, "heapMB")
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "chunks/s")
 			runtime.KeepAlive(s)
 		})
@@ -181,28 +156,5 @@ func BenchmarkOpen(b *testing.B) {
 			b.Fatal(err)
 		}
 		s.Close()
-	}
-}
-
-func liveHeap() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
-// cpuTime is the process's CPU time: on a shared machine, wall time per op
-// also counts waiting for a core, cpu-ns/op does not.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func reportCPU(b *testing.B, since time.Duration) {
-	if b.N > 0 {
-		b.ReportMetric(float64(cpuTime()-since)/float64(b.N), "cpu-ns/op")
 	}
 }
