@@ -23,7 +23,6 @@ import (
 	"github.com/adaptrag/adaptrag/retrieval/embed"
 	"github.com/adaptrag/adaptrag/retrieval/rerank"
 	"github.com/adaptrag/adaptrag/router"
-	"github.com/adaptrag/adaptrag/state"
 )
 
 // sample is the bundled handbook, built once per test binary.
@@ -465,7 +464,6 @@ func TestTenantScopeComesFromCaller(t *testing.T) {
 	}
 }
 
-var _ state.RAG
 
 // A table question only takes an FAQ answer on an exact match, however
 // high the similarity.
