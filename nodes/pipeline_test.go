@@ -464,7 +464,6 @@ func TestTenantScopeComesFromCaller(t *testing.T) {
 	}
 }
 
-
 // A table question only takes an FAQ answer on an exact match, however
 // high the similarity.
 func TestTableQuestionNeedsExactFAQ(t *testing.T) {
