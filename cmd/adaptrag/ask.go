@@ -19,7 +19,7 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	var history multi
 	fs.Var(&history, "history", "an earlier user turn (repeatable, oldest first)")
 	clf := fs.String("classifier", "", "offline, llm or cascade (default: cascade with a model, offline without)")
-	store := fs.String("store", "", "knowledge base: embedded:DIR or qdrant://host:6334/collection (default: the bundled sample)")
+	store := fs.String("store", e.getenv("ADAPTRAG_STORE"), "knowledge base: embedded:DIR or qdrant://host:6334/collection (default: $ADAPTRAG_STORE, else the bundled sample)")
 	source := fs.String("source", "", "restrict retrieval to one source (hr, finance, it, admin, after_sales, legal)")
 	tenant := fs.String("tenant", "", "tenant scope of the caller")
 	asJSON := fs.Bool("json", false, "print one JSON object")

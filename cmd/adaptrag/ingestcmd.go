@@ -18,7 +18,11 @@ import (
 // reported and the rest continue; the exit status is 1 if any failed.
 func runIngest(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "ingest")
-	store := fs.String("store", "embedded:", "embedded:DIR (default: under the user's data dir) or qdrant://host:6334/collection")
+	def := e.getenv("ADAPTRAG_STORE")
+	if def == "" {
+		def = "embedded:"
+	}
+	store := fs.String("store", def, "embedded:DIR or qdrant://host:6334/collection (default: $ADAPTRAG_STORE, else embedded: under the user's data dir)")
 	tenant := fs.String("tenant", "", "tenant that owns the ingested chunks")
 	source := fs.String("source", "", "source of every chunk (default: the top folder name)")
 	pos, err := parse(fs, args)

@@ -13,8 +13,9 @@
 //
 // Environment: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL, OLLAMA_HOST
 // select a model (none: offline); OPENAI_EMBEDDING_MODEL,
-// OLLAMA_EMBEDDING_MODEL a remote embedder; OTEL_EXPORTER_OTLP_ENDPOINT an
-// OTLP trace collector such as Jaeger.
+// OLLAMA_EMBEDDING_MODEL a remote embedder; ADAPTRAG_STORE the knowledge
+// base (as --store); OTEL_EXPORTER_OTLP_ENDPOINT an OTLP trace collector
+// such as Jaeger.
 package main
 
 import (
