@@ -23,6 +23,7 @@ import (
 	"github.com/adaptrag/adaptrag/retrieval/embed"
 	"github.com/adaptrag/adaptrag/retrieval/rerank"
 	"github.com/adaptrag/adaptrag/router"
+	"github.com/adaptrag/adaptrag/state"
 )
 
 // sample is the bundled handbook, built once per test binary.
@@ -499,5 +500,38 @@ func TestDiagramGolden(t *testing.T) {
 	}
 	if !strings.Contains(string(doc), got) {
 		t.Error("docs/architecture.md does not show the current adaptive graph")
+	}
+}
+
+func TestReplaceAndInsertNodes(t *testing.T) {
+	f := newFixture(t)
+	var guarded atomic.Int32
+	p := f.pipeline(t, nodes.Config{
+		Replace: map[string]nodes.NodeFuncRAG{nodes.NodeChitchat: func(_ context.Context, s state.RAG) (state.RAG, error) {
+			s.Answer = "custom hello"
+			return s, nil
+		}},
+		Insert: []nodes.Insert{{Name: "guard", Before: nodes.NodeGenerate, Fn: func(_ context.Context, s state.RAG) (state.RAG, error) {
+			guarded.Add(1)
+			s.Docs = s.Docs[:min(len(s.Docs), 2)]
+			return s, nil
+		}}},
+	})
+	if res := ask(t, p, "谢谢你的帮助！"); res.State.Answer != "custom hello" {
+		t.Errorf("replaced chitchat answered %q", res.State.Answer)
+	}
+	res := ask(t, p, "对比一下差旅报销和招待报销的流程差异")
+	if guarded.Load() != 1 || len(res.State.Docs) != 2 {
+		t.Errorf("guard ran %d times, %d docs left", guarded.Load(), len(res.State.Docs))
+	}
+	if want := "rerank,guard,generate"; !strings.Contains(strings.Join(res.Path.Nodes, ","), want) {
+		t.Errorf("path %v lacks %s", res.Path.Nodes, want)
+	}
+	last := res.State.Usage[len(res.State.Usage)-2]
+	if last.Node != "guard" {
+		t.Errorf("inserted node not timed: usage %+v", res.State.Usage)
+	}
+	if _, err := nodes.New(f.deps, nodes.Config{Replace: map[string]nodes.NodeFuncRAG{"nope": nil}}); !errors.Is(err, nodes.ErrConfig) {
+		t.Errorf("replacing an unknown node: %v", err)
 	}
 }
