@@ -81,7 +81,7 @@ type fixture struct {
 	deps      nodes.Deps
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	k, err := sample()
 	if err != nil {
@@ -99,7 +99,7 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) pipeline(t *testing.T, cfg nodes.Config) *nodes.Pipeline {
+func (f *fixture) pipeline(t testing.TB, cfg nodes.Config) *nodes.Pipeline {
 	t.Helper()
 	p, err := nodes.New(f.deps, cfg)
 	if err != nil {
