@@ -535,3 +535,24 @@ func TestReplaceAndInsertNodes(t *testing.T) {
 		t.Errorf("replacing an unknown node: %v", err)
 	}
 }
+
+func TestChitchatThroughModelForbidsKBFacts(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("不客气！还有什么可以帮你？"))
+	f := newFixture(t)
+	gen, err := llm.NewOpenAI(llm.Config{BaseURL: srv.URL, APIKey: "test", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.deps.Generator = gen
+	res := ask(t, f.pipeline(t, nodes.Config{}), "谢谢你的帮助！")
+	if res.State.Answer != "不客气！还有什么可以帮你？" || f.docs.total()+f.faq.total() != 0 {
+		t.Fatalf("answer %q after %d store calls", res.State.Answer, f.docs.total()+f.faq.total())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || !strings.Contains(reqs[0].PromptText(), "Never state any company fact") {
+		t.Errorf("chitchat prompt lacks the no-knowledge-base-facts rule: %+v", reqs)
+	}
+	if in, out := res.State.TotalTokens(); in == 0 || out == 0 {
+		t.Errorf("chitchat tokens %d/%d not recorded", in, out)
+	}
+}
