@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/adaptrag
+cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/adaptrag
 bin=$cache/jaeger-v1.76.0
 if [ ! -x "$bin" ]; then
   echo "building Jaeger (about 5 minutes on 2 cores)..."
