@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/adaptrag/adaptrag/retrieval/qdrant/qdranttest"
 )
 
 // cli runs the command in-process with captured streams and an empty
@@ -272,5 +275,26 @@ func TestHybridNeverWorseThanBetterLeg(t *testing.T) {
 				t.Errorf("hybrid nDCG@10 %.4f < best leg %.4f - 0.01 (bm25 %.4f, dense %.4f)", score["hybrid"], best, score["bm25"], score["dense"])
 			}
 		})
+	}
+}
+
+// The Qdrant path end to end: ingest into the in-process Qdrant fake through
+// the real go-client, then ask through the pipeline (hybrid runs server-side).
+func TestIngestThenAskQdrant(t *testing.T) {
+	srv := qdranttest.Start(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "it")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "printers.md"), []byte("# Printers\n\nThe third-floor printer needs a badge tap before it releases a print job.\n"), 0o644)
+	store := fmt.Sprintf("qdrant://%s/handbook", srv.Addr())
+	if out, errs, code := cli(t, "ingest", "--store", store, src); code != 0 {
+		t.Fatalf("ingest: exit %d\n%s\n%s", code, out, errs)
+	}
+	out, errs, code := cli(t, "ask", "--json", "--store", store, "Compare how the third-floor printer releases print jobs with other printers")
+	if code != 0 || !strings.Contains(out, "badge tap") {
+		t.Fatalf("ask: exit %d\n%s\n%s", code, out, errs)
+	}
+	if len(srv.Queries()) == 0 {
+		t.Error("the fake Qdrant server saw no query")
 	}
 }
