@@ -208,6 +208,17 @@ func TestIngestThenAsk(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Fridays") {
 		t.Fatalf("ask on the ingested store: exit %d\n%s\n%s", code, out, errs)
 	}
+	// A faq.jsonl goes to the FAQ collection; its own question is answered
+	// with its standard answer.
+	faq := filepath.Join(dir, "faq.jsonl")
+	os.WriteFile(faq, []byte(`{"id":"pets-1","question":"Can I bring my cat to work?","answer":"Cats are not allowed; dogs only on Fridays.","source":"hr","lang":"en"}`+"\n"), 0o644)
+	if out, errs, code := cli(t, "ingest", "--store", store, faq); code != 0 || !strings.Contains(out, "1 FAQ entries") {
+		t.Fatalf("faq ingest: exit %d\n%s\n%s", code, out, errs)
+	}
+	out, _, _ = cli(t, "ask", "--json", "--store", store, "Can I bring my cat to work?")
+	if !strings.Contains(out, `"answered_by": "faq_answer"`) || !strings.Contains(out, "Cats are not allowed") {
+		t.Fatalf("FAQ question not answered from the FAQ:\n%s", out)
+	}
 }
 
 func TestBenchCost(t *testing.T) {
