@@ -449,6 +449,9 @@ func (p *Pipeline) assemble(s *state.RAG, docs []retrieval.Hit) []retrieval.Hit 
 	all := docs
 	if len(s.FAQ) > 0 {
 		all = retrieval.FuseRRF(0, firstN(docs, n), firstN(s.FAQ, n))
+		for i := range all {
+			all[i].Method = "dense+faq" // scores are now reciprocal ranks
+		}
 	}
 	return preferTable(s, all, n)
 }

@@ -145,7 +145,7 @@ func printAnswer(w io.Writer, res nodes.Result) {
 	if len(s.Docs) > 0 {
 		fmt.Fprintf(w, "\ncontext (%d passages):\n", len(s.Docs))
 		for i, h := range s.Docs {
-			fmt.Fprintf(w, "  [%d] %.3f  %s · %s\n      %s\n", i+1, h.Score, h.Chunk.Source, h.Chunk.Title, oneLine(h.Chunk.Text, 110))
+			fmt.Fprintf(w, "  [%d] %.3f %-9s %s · %s\n      %s\n", i+1, h.Score, h.Method, h.Chunk.Source, h.Chunk.Title, oneLine(h.Chunk.Text, 110))
 		}
 	}
 	fmt.Fprintf(w, "\nanswer (%s):\n%s\n", s.AnsweredBy, s.Answer)
