@@ -248,7 +248,12 @@ func (p *Pipeline) filter(s *state.RAG) (retrieval.Filter, bool) {
 	return retrieval.Filter{Must: []retrieval.Condition{{Key: retrieval.KeySource, Values: []string{src}}}}, s.Source == ""
 }
 
+// embedQuery embeds the query once per run: the vector is kept on the
+// state for the nodes that follow.
 func (p *Pipeline) embedQuery(ctx context.Context, s *state.RAG) ([]float32, error) {
+	if s.Query.Vector != nil && s.Query.VectorText == s.Query.Text {
+		return s.Query.Vector, nil
+	}
 	vs, err := p.embedder.Embed(ctx, []string{s.Query.Text})
 	if err != nil {
 		return nil, fmt.Errorf("embed query: %w", err)
@@ -256,6 +261,7 @@ func (p *Pipeline) embedQuery(ctx context.Context, s *state.RAG) ([]float32, err
 	if len(vs) != 1 {
 		return nil, fmt.Errorf("embed query: %d vectors for 1 text: %w", len(vs), retrieval.ErrInvalid)
 	}
+	s.Query.Vector, s.Query.VectorText = vs[0], s.Query.Text
 	return vs[0], nil
 }
 

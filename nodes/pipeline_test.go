@@ -556,3 +556,27 @@ func TestChitchatThroughModelForbidsKBFacts(t *testing.T) {
 		t.Errorf("chitchat tokens %d/%d not recorded", in, out)
 	}
 }
+
+// countingEmbedder counts Embed calls.
+type countingEmbedder struct {
+	retrieval.Embedder
+	calls atomic.Int32
+}
+
+func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.calls.Add(1)
+	return c.Embedder.Embed(ctx, texts)
+}
+
+func TestQueryEmbeddedOnce(t *testing.T) {
+	f := newFixture(t)
+	emb := &countingEmbedder{Embedder: f.deps.Embedder}
+	f.deps.Embedder = emb
+	res := ask(t, f.pipeline(t, nodes.Config{}), "退货要在几天内发起？")
+	if f.faq.dense.Load() != 1 || f.docs.dense.Load() != 1 || emb.calls.Load() != 1 {
+		t.Errorf("%d embeddings for %d FAQ and %d document searches, want 1 for both", emb.calls.Load(), f.faq.dense.Load(), f.docs.dense.Load())
+	}
+	if len(res.State.Docs) != 3 {
+		t.Errorf("%d docs", len(res.State.Docs))
+	}
+}

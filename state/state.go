@@ -79,6 +79,11 @@ type Query struct {
 	// Resolved records what an ambiguous reference was resolved to, and
 	// from which turn, so a wrong rewrite can be traced.
 	Resolved map[string]string `json:"resolved,omitempty"`
+	// Vector is Text's embedding once a node has computed it, so that the
+	// FAQ and document searches embed the query once; VectorText is the
+	// text it was made from (a rewrite invalidates it).
+	Vector     []float32 `json:"-"`
+	VectorText string    `json:"-"`
 }
 
 // Route is where the router sent the question and why.
@@ -146,9 +151,6 @@ type SubTask struct {
 	Took   time.Duration `json:"-"`
 	Err    string        `json:"error,omitempty"`
 }
-
-// Chunks returns the number of passages given to generation.
-func (s *RAG) Chunks() int { return len(s.Docs) }
 
 // AddError records an absorbed failure.
 func (s *RAG) AddError(node, kind string, err error) {
