@@ -53,6 +53,13 @@ func (s *memStore) DeleteDocument(ctx context.Context, scope retrieval.Scope, do
 	return nil
 }
 
+func (s *memStore) ReplaceDocument(ctx context.Context, scope retrieval.Scope, docID string, cs []retrieval.Chunk) error {
+	if err := s.DeleteDocument(ctx, scope, docID); err != nil {
+		return err
+	}
+	return s.Upsert(ctx, cs)
+}
+
 func (s *memStore) SearchDense(context.Context, retrieval.Request) ([]retrieval.Hit, error) {
 	return nil, nil
 }

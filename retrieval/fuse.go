@@ -39,7 +39,7 @@ func FuseWeightedRRF(k int, weights []float64, lists ...[]Hit) []Hit {
 				continue
 			}
 			pos[h.Chunk.ID] = len(out)
-			h.Score, h.Method = s, "hybrid"
+			h.Score, h.Method = s, MethodHybrid
 			out = append(out, h)
 		}
 	}

@@ -9,6 +9,7 @@ package retrieval
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Sentinel errors shared by all backends. Backends wrap them with %w so
@@ -36,6 +37,28 @@ const (
 	KeyDocID       = "doc_id"
 	KeyTitle       = "title"
 	KeyContentType = "content_type"
+)
+
+// Named keys of Chunk.Meta written by ingestion and read by the pipeline.
+// Use these constants rather than string literals.
+const (
+	// MetaOrigin is where the chunk came from, as a user can open it: the
+	// file path relative to the ingested folder (slash-separated), or a URL.
+	MetaOrigin = "origin"
+	// MetaLocator is the place inside the origin: a heading path
+	// ("Handbook > Leave"), a CSV row ("row 12") or a record id ("id 42").
+	MetaLocator = "locator"
+	// MetaQuestion and MetaAnswer hold an FAQ entry's question and standard
+	// answer (ContentFAQ chunks).
+	MetaQuestion = "question"
+	MetaAnswer   = "answer"
+	// MetaLang is the language of the chunk's text ("zh", "en"), when known.
+	MetaLang = "lang"
+	// MetaContentHash is a hash of the whole document the chunk belongs to,
+	// so a listing can tell whether a file changed since it was ingested.
+	MetaContentHash = "content_hash"
+	// MetaIngestedAt is when the document was ingested, RFC 3339 in UTC.
+	MetaIngestedAt = "ingested_at"
 )
 
 // Content types a chunk can carry.
@@ -75,12 +98,34 @@ func (c *Chunk) Value(key string) string {
 	return c.Meta[key]
 }
 
+// Method names how a hit was found and so what its Score means.
+type Method string
+
+// Methods of a Hit.
+const (
+	MethodDense  Method = "dense"  // Score is the cosine similarity
+	MethodBM25   Method = "bm25"   // Score is the BM25 score
+	MethodHybrid Method = "hybrid" // Score is a reciprocal-rank fusion score
+	MethodRerank Method = "rerank" // Score is the reranker's score
+	MethodFused  Method = "fused"  // the incoming order was kept after a reranker failed
+)
+
 // Hit is a chunk returned by a search, with its score under the method that
 // produced it. Hits are ordered best first; Vector is not populated.
+//
+// Score is only comparable between hits of the same Method. Relevance, once
+// a Calibrator has set it, is comparable across methods.
 type Hit struct {
 	Chunk  Chunk
 	Score  float64 // cosine for dense, BM25 for sparse, RRF for hybrid, reranker score after rerank
-	Method string  // "dense", "bm25", "hybrid", "rerank", "fused" (rerank fallback)
+	Method Method
+	// Relevance is the estimated probability, in [0, 1], that the chunk is
+	// relevant to the query, on one scale whatever the method. Zero until
+	// a Calibrator sets it.
+	Relevance float64
+	// Collection names the collection the hit came from ("docs", "faq"),
+	// set by the caller that searched it; stores leave it empty.
+	Collection string
 }
 
 // Scope is the caller-owned access boundary of a request. Stores apply it as
@@ -146,14 +191,9 @@ const (
 	DefaultRRFK       = 60
 )
 
-// Store is a searchable collection of chunks. Implementations are safe for
-// concurrent use.
-type Store interface {
-	// Upsert inserts or replaces chunks by ID. Upserting the same chunks
-	// twice leaves the store unchanged.
-	Upsert(ctx context.Context, chunks []Chunk) error
-	// DeleteDocument removes every chunk of docID within scope.
-	DeleteDocument(ctx context.Context, scope Scope, docID string) error
+// Searcher is the read side of a collection: what answering questions
+// needs. Implementations are safe for concurrent use.
+type Searcher interface {
 	// SearchDense returns the K nearest chunks to req.Vector by cosine.
 	SearchDense(ctx context.Context, req Request) ([]Hit, error)
 	// SearchSparse returns the K best BM25 matches for req.Text.
@@ -163,8 +203,55 @@ type Store interface {
 	SearchHybrid(ctx context.Context, req Request) ([]Hit, error)
 	// Dim is the dense dimension the store expects (0 until known).
 	Dim() int
+}
+
+// Store is a searchable, writable collection of chunks. Implementations are
+// safe for concurrent use.
+type Store interface {
+	Searcher
+	// Upsert inserts or replaces chunks by ID. Upserting the same chunks
+	// twice leaves the store unchanged.
+	Upsert(ctx context.Context, chunks []Chunk) error
+	// DeleteDocument removes every chunk of docID within scope.
+	DeleteDocument(ctx context.Context, scope Scope, docID string) error
+	// ReplaceDocument replaces every chunk of docID within scope by chunks
+	// (which must all carry that DocID and the scope's tenant). Readers see
+	// the old version or the new one, never a mix or nothing; after a crash
+	// the store holds one of the two. With no chunks it deletes the
+	// document. A store that cannot promise atomicity says so in its
+	// package documentation.
+	ReplaceDocument(ctx context.Context, scope Scope, docID string, chunks []Chunk) error
 	// Close releases resources. The store must not be used afterwards.
 	Close() error
+}
+
+// DocInfo describes one stored document, as a Lister reports it. Origin,
+// Hash and IngestedAt come from its chunks' Meta (MetaOrigin,
+// MetaContentHash, MetaIngestedAt) and are empty when ingestion set none.
+type DocInfo struct {
+	DocID       string
+	Origin      string
+	Source      string
+	Title       string
+	ContentType string // of its first chunk
+	Chunks      int
+	Hash        string
+	IngestedAt  time.Time
+}
+
+// Lister is implemented by stores that can list their documents.
+type Lister interface {
+	// Documents lists the documents within scope, ordered by Origin then
+	// DocID.
+	Documents(ctx context.Context, scope Scope) ([]DocInfo, error)
+}
+
+// A Calibrator sets each hit's Relevance: the estimated probability, in
+// [0, 1], that the chunk is relevant to query. Cosine, BM25, fusion and
+// reranker scores live on different scales; Relevance is one scale, so a
+// single threshold can drop unrelated passages whatever found them.
+type Calibrator interface {
+	Calibrate(ctx context.Context, query string, hits []Hit) error
 }
 
 // Embedder turns texts into dense vectors, one per text, all of Dim length.
@@ -174,7 +261,7 @@ type Embedder interface {
 }
 
 // Reranker reorders hits for a query and returns at most topN of them, best
-// first, with Method "rerank" and Score set to the reranker's score.
+// first, with Method MethodRerank and Score set to the reranker's score.
 type Reranker interface {
 	Rerank(ctx context.Context, query string, hits []Hit, topN int) ([]Hit, error)
 }

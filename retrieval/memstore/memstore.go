@@ -33,11 +33,14 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/bm25"
@@ -114,7 +117,10 @@ type Store struct {
 	compMu   sync.Mutex // one compaction at a time
 }
 
-var _ retrieval.Store = (*Store)(nil)
+var (
+	_ retrieval.Store  = (*Store)(nil)
+	_ retrieval.Lister = (*Store)(nil)
+)
 
 // Open opens the store described by o, loading and replaying Dir when set.
 func Open(ctx context.Context, o Options) (*Store, error) {
@@ -350,6 +356,69 @@ func (s *Store) DeleteDocument(ctx context.Context, scope retrieval.Scope, docID
 	return s.maybeCompact(ctx)
 }
 
+// ReplaceDocument replaces every chunk of docID within scope by chunks,
+// under one write lock: concurrent searches see the old or the new version.
+// (Not yet crash-atomic: the delete and the upsert are two log records.)
+func (s *Store) ReplaceDocument(ctx context.Context, scope retrieval.Scope, docID string, chunks []retrieval.Chunk) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memstore: replace: %w", err)
+	}
+	if docID == "" {
+		return fmt.Errorf("memstore: replace: %w: empty document id", retrieval.ErrInvalid)
+	}
+	for i := range chunks {
+		if chunks[i].DocID != docID || chunks[i].Tenant != scope.Tenant {
+			return fmt.Errorf("memstore: replace: %w: chunk %d belongs to document %q of tenant %q", retrieval.ErrInvalid, i, chunks[i].DocID, chunks[i].Tenant)
+		}
+	}
+	s.mu.Lock()
+	err := s.deleteLocked(ctx, scope.Tenant, docID)
+	if err == nil && len(chunks) > 0 {
+		err = s.upsertLocked(ctx, chunks)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("memstore: replace: %w", err)
+	}
+	return s.maybeCompact(ctx)
+}
+
+// Documents implements retrieval.Lister.
+func (s *Store) Documents(ctx context.Context, scope retrieval.Scope) ([]retrieval.DocInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("memstore: documents: %w", err)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, fmt.Errorf("memstore: documents: %w", ErrClosed)
+	}
+	var out []retrieval.DocInfo
+	for dk, iids := range s.byDoc {
+		if dk.tenant != scope.Tenant || len(iids) == 0 {
+			continue
+		}
+		info := retrieval.DocInfo{DocID: dk.doc, Chunks: len(iids)}
+		first := true
+		for iid := range iids {
+			c := &s.recs[iid].Chunk
+			if first || c.Position < 0 {
+				first = false
+				info.Origin, info.Source, info.Title, info.ContentType = c.Meta[retrieval.MetaOrigin], c.Source, c.Title, c.ContentType
+				info.Hash = c.Meta[retrieval.MetaContentHash]
+				if t, err := time.Parse(time.RFC3339, c.Meta[retrieval.MetaIngestedAt]); err == nil {
+					info.IngestedAt = t
+				}
+			}
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b retrieval.DocInfo) int {
+		return cmp.Or(cmp.Compare(a.Origin, b.Origin), cmp.Compare(a.DocID, b.DocID))
+	})
+	return out, nil
+}
+
 func (s *Store) deleteLocked(ctx context.Context, tenant, docID string) error {
 	if s.closed {
 		return ErrClosed
@@ -461,7 +530,7 @@ func (s *Store) newMatcher(ctx context.Context, req *retrieval.Request) *matcher
 	return &matcher{s: s, ctx: ctx, tenant: tid, filter: req.Filter}
 }
 
-func (s *Store) hit(iid uint32, score float64, method string) retrieval.Hit {
+func (s *Store) hit(iid uint32, score float64, method retrieval.Method) retrieval.Hit {
 	c := s.recs[iid].Chunk
 	c.Meta = maps.Clone(c.Meta)
 	return retrieval.Hit{Chunk: c, Score: score, Method: method}
@@ -508,7 +577,7 @@ func (s *Store) denseLocked(ctx context.Context, req *retrieval.Request, k int) 
 	}
 	hits := make([]retrieval.Hit, len(res))
 	for i, r := range res {
-		hits[i] = s.hit(r.ID, float64(r.Score), "dense")
+		hits[i] = s.hit(r.ID, float64(r.Score), retrieval.MethodDense)
 	}
 	return hits, nil
 }
@@ -552,7 +621,7 @@ func (s *Store) sparseLocked(ctx context.Context, req *retrieval.Request, k int)
 	}
 	hits := make([]retrieval.Hit, len(res))
 	for i, r := range res {
-		hits[i] = s.hit(r.ID, r.Score, "bm25")
+		hits[i] = s.hit(r.ID, r.Score, retrieval.MethodBM25)
 	}
 	return hits, nil
 }

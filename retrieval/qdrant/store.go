@@ -266,6 +266,16 @@ func (s *Store) DeleteDocument(ctx context.Context, scope retrieval.Scope, docID
 	return s.wrapErr(ctx, op, err)
 }
 
+// ReplaceDocument deletes the chunks of docID within scope, then upserts
+// chunks. (Not yet atomic: a reader can see the document missing between
+// the two calls.)
+func (s *Store) ReplaceDocument(ctx context.Context, scope retrieval.Scope, docID string, chunks []retrieval.Chunk) error {
+	if err := s.DeleteDocument(ctx, scope, docID); err != nil {
+		return err
+	}
+	return s.Upsert(ctx, chunks)
+}
+
 // SearchDense returns the req.K chunks nearest to req.Vector by cosine.
 func (s *Store) SearchDense(ctx context.Context, req retrieval.Request) ([]retrieval.Hit, error) {
 	const op = "search dense"
@@ -273,7 +283,7 @@ func (s *Store) SearchDense(ctx context.Context, req retrieval.Request) ([]retri
 	if err != nil || !ok {
 		return nil, err
 	}
-	return s.query(ctx, op, "dense", &qc.QueryPoints{
+	return s.query(ctx, op, retrieval.MethodDense, &qc.QueryPoints{
 		Query:  qc.NewQueryDense(req.Vector),
 		Using:  qc.PtrOf(DenseVector),
 		Filter: filter,
@@ -294,7 +304,7 @@ func (s *Store) SearchSparse(ctx context.Context, req retrieval.Request) ([]retr
 	if len(idx) == 0 {
 		return nil, nil
 	}
-	return s.query(ctx, op, "bm25", &qc.QueryPoints{
+	return s.query(ctx, op, retrieval.MethodBM25, &qc.QueryPoints{
 		Query:  qc.NewQuerySparse(idx, val),
 		Using:  qc.PtrOf(SparseVector),
 		Filter: filter,
@@ -352,7 +362,7 @@ func (s *Store) SearchHybrid(ctx context.Context, req retrieval.Request) ([]retr
 			rrf.Weights = append(rrf.Weights, w(req.SparseWeight))
 		}
 	}
-	return s.query(ctx, op, "hybrid", &qc.QueryPoints{
+	return s.query(ctx, op, retrieval.MethodHybrid, &qc.QueryPoints{
 		Prefetch: prefetch,
 		Query:    qc.NewQueryRRF(rrf),
 		Filter:   filter,
@@ -383,7 +393,7 @@ func (s *Store) prepare(ctx context.Context, op string, req retrieval.Request, d
 }
 
 // query runs q on the collection and converts the points to hits.
-func (s *Store) query(ctx context.Context, op, method string, q *qc.QueryPoints) ([]retrieval.Hit, error) {
+func (s *Store) query(ctx context.Context, op string, method retrieval.Method, q *qc.QueryPoints) ([]retrieval.Hit, error) {
 	q.CollectionName = s.cfg.Collection
 	q.WithPayload = qc.NewWithPayload(true)
 	pts, err := s.client.Query(ctx, q)

@@ -31,7 +31,7 @@ func bm25Candidates(t testing.TB, name string) *rerankRun {
 	e := embed.NewHashing(embed.HashingConfig{})
 	ctx := context.Background()
 	dv := evaltest.EmbedCorpus(t, e, ds)
-	hits := func(ranked []evaltest.Scored, method string) []retrieval.Hit {
+	hits := func(ranked []evaltest.Scored, method retrieval.Method) []retrieval.Hit {
 		out := make([]retrieval.Hit, len(ranked))
 		for i, s := range ranked {
 			d := ds.Corpus[s.Doc]

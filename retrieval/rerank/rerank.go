@@ -38,8 +38,8 @@ var (
 
 // Method names set on hits.
 const (
-	MethodRerank = "rerank" // reordered by a reranker
-	MethodFused  = "fused"  // incoming order kept after a fallback
+	MethodRerank = retrieval.MethodRerank // reordered by a reranker
+	MethodFused  = retrieval.MethodFused  // incoming order kept after a fallback
 )
 
 // Namer is implemented by rerankers that have a short name for logs and
