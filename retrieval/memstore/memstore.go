@@ -38,6 +38,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -53,6 +55,11 @@ var (
 	ErrClosed = errors.New("memstore: store closed")
 	// ErrLocked reports a directory already opened by another Store.
 	ErrLocked = errors.New("memstore: directory in use by another store")
+	// ErrReadOnly reports a write to a Store opened with Options.ReadOnly.
+	ErrReadOnly = errors.New("memstore: store opened read-only")
+	// ErrNoStore reports a read-only open of a directory that holds no
+	// store. It matches retrieval.ErrNotFound.
+	ErrNoStore = fmt.Errorf("memstore: no store in directory: %w", retrieval.ErrNotFound)
 )
 
 // DefaultCompactBytes is the log size past which a write compacts the
@@ -80,6 +87,10 @@ type Options struct {
 	// NoSync skips fsync, trading crash safety for write speed (bulk loads
 	// that can be redone, tests). Data still reaches the OS on each write.
 	NoSync bool
+	// ReadOnly opens an existing store for searching only: Dir must
+	// already hold a store (ErrNoStore otherwise), and writes fail with
+	// ErrReadOnly.
+	ReadOnly bool
 }
 
 // record is a stored chunk; Vector stays nil (the dense index holds it).
@@ -145,6 +156,13 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	if o.Dir == "" {
 		return s, nil
+	}
+	if o.ReadOnly {
+		if _, err := os.Stat(filepath.Join(o.Dir, walName)); err != nil {
+			if _, serr := os.Stat(filepath.Join(o.Dir, snapName)); serr != nil {
+				return nil, fmt.Errorf("memstore: open %s: %w", o.Dir, ErrNoStore)
+			}
+		}
 	}
 	d, err := openDisk(ctx, o.Dir, s, !o.NoSync)
 	if err != nil {
@@ -214,6 +232,9 @@ func (s *Store) Upsert(ctx context.Context, chunks []retrieval.Chunk) error {
 func (s *Store) upsertLocked(ctx context.Context, chunks []retrieval.Chunk) error {
 	if s.closed {
 		return ErrClosed
+	}
+	if s.opts.ReadOnly {
+		return ErrReadOnly
 	}
 	dim := s.dim
 	if dim == 0 {
@@ -422,6 +443,9 @@ func (s *Store) Documents(ctx context.Context, scope retrieval.Scope) ([]retriev
 func (s *Store) deleteLocked(ctx context.Context, tenant, docID string) error {
 	if s.closed {
 		return ErrClosed
+	}
+	if s.opts.ReadOnly {
+		return ErrReadOnly
 	}
 	if len(s.byDoc[docKey{tenant, docID}]) == 0 {
 		return nil
