@@ -5,7 +5,7 @@ import (
 )
 
 func TestQuestionCategory(t *testing.T) {
-	p := New(Settings{})
+	p := New(testSettings)
 	tests := []struct {
 		text, want string
 	}{
@@ -39,7 +39,7 @@ func TestQuestionCategory(t *testing.T) {
 
 // TestCategoryPrecedence: compliance > pricing > troubleshooting > summary.
 func TestCategoryPrecedence(t *testing.T) {
-	p := New(Settings{})
+	p := New(testSettings)
 	tests := []struct {
 		text, want string
 	}{
@@ -59,7 +59,7 @@ func TestCategoryPrecedence(t *testing.T) {
 // TestIsTableQuery holds the seed's table of table-shaped and ordinary
 // questions, its rule-4 examples, and English equivalents.
 func TestIsTableQuery(t *testing.T) {
-	p := New(Settings{})
+	p := New(testSettings)
 	tests := []struct {
 		text string
 		want bool
@@ -126,7 +126,7 @@ func TestContentUnits(t *testing.T) {
 }
 
 func TestIsShortQuery(t *testing.T) {
-	p := New(Settings{})
+	p := New(testSettings)
 	tests := []struct {
 		text string
 		want bool

@@ -1,27 +1,28 @@
-// Package plan is adaptrag's planning layer: the cheap, deterministic steps
-// taken before any retrieval. For one user turn it decides the route (answer
-// directly or retrieve), classifies the intent, and turns the intent into a
-// RetrievalPlan, the parameter set the retrieval stages consume. It is pure
-// logic: no I/O, no model calls, standard library only.
+// Package plan is adaptrag's retrieval policy: the cheap, deterministic
+// steps taken before any retrieval. For one user turn it decides whether to
+// answer directly or retrieve, classifies the intent, and builds the Plan,
+// the one parameter set the retrieval stages read. It is pure logic: no I/O
+// and no model calls.
 //
-//	p := plan.New(plan.Settings{})          // zero value: the seed's defaults
-//	res := p.Prepare(plan.Query{Text: q})   // route, then intent and plan
+//	p := plan.New(plan.Settings{})                   // zero value: the defaults
+//	res := p.Prepare(plan.Query{Text: q}, route)     // decision, then intent and plan
 //
-// # Route
+// # Decision
 //
 // Decide checks, in order: an empty question; safety (prompt injection,
 // requests for harmful content, creative writing no knowledge base answers;
 // clear cases only); a request for a human; a pure greeting or pleasantry;
-// the source boundary. The first four answer with a fixed text from
-// Settings.Texts in the question's script (CJK: Chinese, Latin: English).
-// A greeting must consist of pleasantries only: "你好，顺便问下电子发票多久能开好"
-// carries a real question and goes to retrieval. The source boundary fires
-// when the caller selected a source whose keywords do not occur and another
-// source's keywords do; the answer names the suggested source.
+// the source boundary. The first four are direct answers: the Decision names
+// the reason and the question's language (CJK: Chinese, Latin: English), and
+// the caller words the reply. A greeting must consist of pleasantries only:
+// "你好，顺便问下电子发票多久能开好" carries a real question and goes to
+// retrieval. The source boundary fires when the caller selected a source
+// whose keywords do not occur and another source's keywords do; the
+// decision names both (SourceLabel gives their display names). With no
+// source table (the default) there is no boundary and no suggestion.
 //
 // An empty question (no letter or digit after dropping invalid UTF-8) is a
-// direct answer with reason "empty_query" asking the user to type a question;
-// its intent is OUT_OF_SCOPE.
+// direct answer with reason "empty_query"; its intent is OUT_OF_SCOPE.
 //
 // # Intent
 //
@@ -57,12 +58,16 @@
 // # Plan
 //
 // Plan starts from Settings and applies an ordered rule table (DefaultRules):
-// intent rules, the short-question guard, category guards, table preference.
-// Each rule is a predicate plus a declarative PlanPatch (set, at least, at
-// most, scale, add), and each rule that fires appends its tag to the plan's
-// reason, e.g. "faq_first_short_query_guard_pricing_guard". Rules returns the
-// table; NewWithRules builds a Planner with another. The source filter is not
-// part of the plan: see EffectiveSource.
+// intent rules, the short-question guard, category guards, table
+// preference, and last the route: the query type the router profiled
+// (chitchat: nothing; factual: dense top 3; analytical or any fallback:
+// hybrid 50 reranked to 8). Each rule is a predicate plus a declarative
+// PlanPatch (set, at least, at most, scale, add), and each rule that fires
+// appends its tag to the plan's reason, e.g.
+// "faq_first_short_query_guard_pricing_guard_route_factual". Called without
+// a route, Plan stops before the route stage: that is the plan the rules
+// alone give. Rules returns the table; NewWithRules builds a Planner with
+// another. The source filter is not part of the plan: see EffectiveSource.
 //
 // # Keywords
 //

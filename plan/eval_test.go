@@ -52,7 +52,7 @@ func readLabelled(t *testing.T, path string) []labelled {
 // answered directly is logged for information (the dev chitchat is mostly
 // small talk about the bot, which goes to retrieval and finds nothing).
 func TestRouterDataSets(t *testing.T) {
-	p := New(Settings{})
+	p := New(testSettings)
 	for _, name := range []string{"dev_en.jsonl", "dev_zh.jsonl", "train_en.jsonl", "train_zh.jsonl"} {
 		t.Run(name, func(t *testing.T) {
 			items := readLabelled(t, filepath.Join(dataDir(), "router", name))
@@ -61,7 +61,7 @@ func TestRouterDataSets(t *testing.T) {
 			for _, it := range items {
 				total[it.Label]++
 				d := p.Decide(Query{Text: it.Text})
-				if d.Route == RouteDirectAnswer {
+				if d.Action == ActionDirect {
 					direct[it.Label]++
 					if it.Label != "chitchat" {
 						t.Logf("%s question answered directly (%s): %q", it.Label, d.Reason, it.Text)

@@ -13,19 +13,19 @@ func FuzzPrepare(f *testing.F) {
 	for _, s := range []string{"", "你好", "那审批呢", "材料清单里的付款金额字段是什么", "\xff\xfe", "ignore previous", "ｈｉ！", "5000", "what about it?"} {
 		f.Add(s, "报销流程是什么", "it")
 	}
-	p := New(Settings{})
+	p := New(testSettings)
 	tags := map[string]bool{"default": true}
 	for _, r := range p.Rules() {
 		tags[r.Tag] = true
 	}
 	f.Fuzz(func(t *testing.T, text, hist, source string) {
-		res := p.Prepare(Query{Text: text, History: []string{hist}, Source: source})
-		switch res.Route.Route {
-		case RouteDirectAnswer:
-			if res.Route.Reason == "" || res.Route.Answer == "" || res.Intent != nil || res.Plan != nil {
+		res := p.Prepare(Query{Text: text, History: []string{hist}, Source: source}, "")
+		switch res.Decision.Action {
+		case ActionDirect:
+			if res.Decision.Reason == "" || res.Intent != nil || res.Plan != nil {
 				t.Fatalf("bad direct answer %+v", res)
 			}
-		case RouteRetrieval:
+		case ActionRetrieve:
 			if res.Intent == nil || res.Plan == nil {
 				t.Fatalf("retrieval without intent or plan: %+v", res)
 			}
@@ -47,7 +47,7 @@ func FuzzPrepare(f *testing.F) {
 				}
 			}
 		default:
-			t.Fatalf("unknown route %q", res.Route.Route)
+			t.Fatalf("unknown route %q", res.Decision.Action)
 		}
 		_ = ExactMatch(text, hist)
 		_ = ContentUnits(text)
@@ -56,15 +56,15 @@ func FuzzPrepare(f *testing.F) {
 
 // TestConcurrentUse shares one Planner between goroutines; run with -race.
 func TestConcurrentUse(t *testing.T) {
-	p := New(Settings{})
-	want := p.Prepare(Query{Text: "材料清单里的付款金额字段是什么"})
+	p := New(testSettings)
+	want := p.Prepare(Query{Text: "材料清单里的付款金额字段是什么"}, "")
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := 0; j < 50; j++ {
-				got := p.Prepare(Query{Text: "材料清单里的付款金额字段是什么"})
+				got := p.Prepare(Query{Text: "材料清单里的付款金额字段是什么"}, "")
 				if *got.Plan != *want.Plan {
 					t.Errorf("concurrent plan differs: %+v", got.Plan)
 					return
@@ -80,11 +80,11 @@ func TestConcurrentUse(t *testing.T) {
 // BenchmarkPrepare measures one whole planning pass (route, intent, plan)
 // on the seed's table question.
 func BenchmarkPrepare(b *testing.B) {
-	p := New(Settings{})
+	p := New(testSettings)
 	q := Query{Text: "材料清单里的付款金额字段是什么", History: []string{"报销流程是什么"}, Source: "finance"}
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = p.Prepare(q)
+		_ = p.Prepare(q, "")
 	}
 }
 
@@ -92,6 +92,6 @@ func BenchmarkPrepare(b *testing.B) {
 func BenchmarkNew(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = New(Settings{})
+		_ = New(testSettings)
 	}
 }

@@ -6,7 +6,7 @@ import (
 )
 
 func TestClassifyIntent(t *testing.T) {
-	p := New(Settings{})
+	p := New(testSettings)
 	hist := []string{"报销流程是什么"}
 	histEN := []string{"How do I get a laptop replaced?"}
 	tests := []struct {
@@ -57,7 +57,7 @@ func TestClassifyIntent(t *testing.T) {
 }
 
 func TestIntentReasonNamesCue(t *testing.T) {
-	p := New(Settings{})
+	p := New(testSettings)
 	r := p.ClassifyIntent(Query{Text: "试用期多久以及转正需要什么条件"})
 	if !strings.Contains(r.Reason, "以及") {
 		t.Errorf("reason %q does not name the cue 以及", r.Reason)
@@ -81,7 +81,7 @@ func TestIntentReasonNamesCue(t *testing.T) {
 }
 
 func TestSuggestedSource(t *testing.T) {
-	p := New(Settings{})
+	p := New(testSettings)
 	tests := []struct {
 		q    Query
 		want string

@@ -18,7 +18,7 @@ type seedCase struct {
 	query   Query
 	intent  string
 	rewrite bool
-	check   func(t *testing.T, pl RetrievalPlan)
+	check   func(t *testing.T, pl Plan)
 }
 
 func seedCases() []seedCase {
@@ -27,7 +27,7 @@ func seedCases() []seedCase {
 			name:   "faq",
 			query:  Query{Text: "异地入职材料办理时需要准备哪些资料和审批信息"},
 			intent: IntentFAQ,
-			check: func(t *testing.T, pl RetrievalPlan) {
+			check: func(t *testing.T, pl Plan) {
 				wantBool(t, "run_faq", pl.RunFAQ, true)
 				wantBool(t, "run_doc", pl.RunDoc, true)
 				wantInt(t, "doc_top_k", pl.DocTopK, 10)
@@ -41,7 +41,7 @@ func seedCases() []seedCase {
 			name:   "knowledge",
 			query:  Query{Text: "公司会议室预约规则在哪里查看以及需要遵守哪些流程要求"},
 			intent: IntentKnowledge,
-			check: func(t *testing.T, pl RetrievalPlan) {
+			check: func(t *testing.T, pl Plan) {
 				wantInt(t, "doc_top_k", pl.DocTopK, 24)
 				wantInt(t, "final_context_top_n", pl.FinalContextTopN, 5)
 				wantBool(t, "use_query_variants", pl.UseQueryVariants, true)
@@ -53,7 +53,7 @@ func seedCases() []seedCase {
 			query:   Query{Text: "那审批呢", History: []string{"报销流程是什么"}},
 			intent:  IntentFollowUp,
 			rewrite: true,
-			check: func(t *testing.T, pl RetrievalPlan) {
+			check: func(t *testing.T, pl Plan) {
 				wantInt(t, "faq_top_k", pl.FAQTopK, 24)
 				wantInt(t, "doc_top_k", pl.DocTopK, 24)
 				if pl.FAQDirectThreshold < 0.78 {
@@ -67,7 +67,7 @@ func seedCases() []seedCase {
 			name:   "pricing",
 			query:  Query{Text: "报销费用超过5000需要谁审批"},
 			intent: IntentFAQ,
-			check: func(t *testing.T, pl RetrievalPlan) {
+			check: func(t *testing.T, pl Plan) {
 				wantString(t, "question_category", pl.QuestionCategory, CategoryPricing)
 				wantInt(t, "doc_top_k", pl.DocTopK, 24)
 				wantFloat(t, "faq_direct_threshold", pl.FAQDirectThreshold, 0.84)
@@ -79,7 +79,7 @@ func seedCases() []seedCase {
 			name:   "table",
 			query:  Query{Text: "材料清单里的付款金额字段是什么"},
 			intent: IntentFAQ,
-			check: func(t *testing.T, pl RetrievalPlan) {
+			check: func(t *testing.T, pl Plan) {
 				wantBool(t, "prefer_table", pl.PreferTable, true)
 				wantBool(t, "faq_direct_exact_only", pl.FAQDirectExactOnly, true)
 				wantInt(t, "final_context_top_n", pl.FinalContextTopN, 7)
@@ -90,12 +90,12 @@ func seedCases() []seedCase {
 }
 
 func TestSeedExamples(t *testing.T) {
-	p := New(Settings{})
+	p := New(testSettings)
 	for _, c := range seedCases() {
 		t.Run(c.name, func(t *testing.T) {
-			res := p.Prepare(c.query)
-			if res.Route.Route != RouteRetrieval {
-				t.Fatalf("route = %+v, want retrieval", res.Route)
+			res := p.Prepare(c.query, "")
+			if res.Decision.Action != ActionRetrieve {
+				t.Fatalf("decision = %+v, want retrieval", res.Decision)
 			}
 			if res.Intent == nil || res.Plan == nil {
 				t.Fatalf("intent or plan missing: %+v", res)
@@ -105,7 +105,7 @@ func TestSeedExamples(t *testing.T) {
 			c.check(t, *res.Plan)
 
 			// Plan called on its own agrees with Prepare.
-			if got := p.Plan(c.query, p.ClassifyIntent(c.query)); got != *res.Plan {
+			if got := p.Plan(c.query, p.ClassifyIntent(c.query), ""); got != *res.Plan {
 				t.Errorf("Plan = %+v, Prepare's plan = %+v", got, *res.Plan)
 			}
 		})
@@ -115,10 +115,10 @@ func TestSeedExamples(t *testing.T) {
 // TestSeedGolden compares Prepare's JSON for the seed examples with
 // testdata/<name>.json; run with -update to rewrite the files.
 func TestSeedGolden(t *testing.T) {
-	p := New(Settings{})
+	p := New(testSettings)
 	for _, c := range seedCases() {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := json.MarshalIndent(p.Prepare(c.query), "", "  ")
+			got, err := json.MarshalIndent(p.Prepare(c.query, ""), "", "  ")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,7 +144,7 @@ func TestSeedGolden(t *testing.T) {
 // TestPlanJSONFields pins the plan's JSON field names, which the CLI and the
 // coordinator's consumers read.
 func TestPlanJSONFields(t *testing.T) {
-	b, err := json.Marshal(RetrievalPlan{})
+	b, err := json.Marshal(Plan{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestPlanJSONFields(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"run_faq", "run_doc", "faq_top_k", "doc_top_k", "rerank", "faq_direct_threshold",
+	want := []string{"mode", "run_faq", "run_doc", "faq_top_k", "doc_top_k", "rerank", "faq_direct_threshold",
 		"final_context_top_n", "min_context_score", "max_context_chars", "max_context_doc_chars",
 		"use_query_variants", "question_category", "prefer_table", "faq_direct_exact_only", "reason"}
 	if len(m) != len(want) {
@@ -164,14 +164,14 @@ func TestPlanJSONFields(t *testing.T) {
 		}
 	}
 
-	b, err = json.Marshal(New(Settings{}).Prepare(Query{Text: "你好"}))
+	b, err = json.Marshal(New(testSettings).Prepare(Query{Text: "你好"}, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"route", "intent", "retrieval_plan"} {
+	for _, k := range []string{"decision", "intent", "retrieval_plan"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("result JSON lacks %q: %s", k, b)
 		}

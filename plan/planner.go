@@ -2,15 +2,20 @@ package plan
 
 import (
 	"strings"
+
+	"github.com/adaptrag/adaptrag/router"
 )
 
-// Routes of a RouteDecision.
+// Action is what a Decision does with a question.
+type Action string
+
+// Actions of a Decision.
 const (
-	RouteDirectAnswer = "direct_answer"
-	RouteRetrieval    = "retrieval"
+	ActionDirect   Action = "direct_answer" // a fixed reply, no model or store touched
+	ActionRetrieve Action = "retrieval"     // go on to the profile, the plan and retrieval
 )
 
-// Reasons of a direct-answer RouteDecision. A retrieval route has no reason.
+// Reasons of a direct-answer Decision. A retrieval decision has no reason.
 const (
 	ReasonGreeting       = "greeting_rule"
 	ReasonHumanService   = "human_service_rule"
@@ -45,13 +50,16 @@ type Query struct {
 	Source  string   `json:"source,omitempty"`  // the source the caller selected; "" for none
 }
 
-// RouteDecision is the cheap, deterministic decision taken before any
-// retrieval: answer directly with a fixed text, or go on to retrieval.
-type RouteDecision struct {
-	Route           string `json:"route"`                      // RouteDirectAnswer or RouteRetrieval
+// Decision is the cheap, deterministic decision taken before any
+// retrieval: answer directly with a fixed reply, or go on to retrieval. The
+// reply's wording is the caller's (see the pipeline's Texts); the decision
+// only says which reply and why.
+type Decision struct {
+	Action          Action `json:"action"`                     // ActionDirect or ActionRetrieve
 	Reason          string `json:"reason"`                     // Reason*; "" for retrieval
-	Answer          string `json:"answer,omitempty"`           // the fixed text of a direct answer
+	Lang            string `json:"lang"`                       // "zh" or "en": the language of the question
 	SuggestedSource string `json:"suggested_source,omitempty"` // for ReasonSourceBoundary: where the question belongs
+	SelectedSource  string `json:"selected_source,omitempty"`  // for ReasonSourceBoundary: what the caller selected
 }
 
 // IntentResult is the question's intent and what it implies downstream.
@@ -64,12 +72,12 @@ type IntentResult struct {
 }
 
 // Result is the whole planning output of one turn, as the CLI's
-// "adaptrag plan --json" prints it. Intent and Plan are nil when the route
-// is a direct answer.
+// "adaptrag plan --json" prints it. Intent and Plan are nil when the
+// decision is a direct answer.
 type Result struct {
-	Route  RouteDecision  `json:"route"`
-	Intent *IntentResult  `json:"intent"`
-	Plan   *RetrievalPlan `json:"retrieval_plan"`
+	Decision Decision      `json:"decision"`
+	Intent   *IntentResult `json:"intent"`
+	Plan     *Plan         `json:"retrieval_plan"`
 }
 
 // Planner takes the route decision, classifies the intent and builds the
@@ -289,71 +297,77 @@ func (p *Planner) source(key string) (compiledSource, bool) {
 // this order: empty question, safety, hand-off to a human, pure greeting,
 // source boundary; anything else goes to retrieval. A question made of
 // pleasantries plus a real question is not a greeting.
-func (p *Planner) Decide(q Query) RouteDecision {
+func (p *Planner) Decide(q Query) Decision {
 	return p.decide(q, p.analyze(q))
 }
 
-func (p *Planner) decide(q Query, a *analysis) RouteDecision {
-	tx := p.s.Texts
-	direct := func(reason string, t Text) RouteDecision {
-		return RouteDecision{Route: RouteDirectAnswer, Reason: reason, Answer: t.pick(a.lang)}
+func (p *Planner) decide(q Query, a *analysis) Decision {
+	direct := func(reason string) Decision {
+		return Decision{Action: ActionDirect, Reason: reason, Lang: a.lang}
 	}
 	switch {
 	case a.t.empty():
-		return direct(ReasonEmptyQuery, tx.Empty)
+		return direct(ReasonEmptyQuery)
 	case a.safetyCue != "":
-		return direct(ReasonSafety, tx.Safety)
+		return direct(ReasonSafety)
 	case a.humanCue != "":
-		return direct(ReasonHumanService, tx.HumanService)
+		return direct(ReasonHumanService)
 	case a.greeting:
-		return direct(ReasonGreeting, tx.Greeting)
+		return direct(ReasonGreeting)
 	}
 	if d, ok := p.boundary(q, a); ok {
 		return d
 	}
-	return RouteDecision{Route: RouteRetrieval}
+	return Decision{Action: ActionRetrieve, Lang: a.lang}
 }
 
 // boundary reports a question that plainly belongs to another source than
 // the selected one: the selected source is in the table, none of its
 // keywords occur, and another source's do. An unknown selected source is
 // never judged.
-func (p *Planner) boundary(q Query, a *analysis) (RouteDecision, bool) {
+func (p *Planner) boundary(q Query, a *analysis) (Decision, bool) {
 	sel := sourceKey(q.Source)
 	if sel == "" || a.source == "" || a.source == sel || a.sourceHits[sel] > 0 {
-		return RouteDecision{}, false
+		return Decision{}, false
 	}
 	selected, ok := p.source(sel)
 	if !ok {
-		return RouteDecision{}, false
+		return Decision{}, false
 	}
 	suggested, _ := p.source(a.source)
-	label := func(s compiledSource) string {
-		if l := s.Label.pick(a.lang); l != "" {
-			return l
-		}
-		return s.Name
-	}
-	answer := strings.NewReplacer("{suggested}", label(suggested), "{selected}", label(selected)).
-		Replace(p.s.Texts.SourceBoundary.pick(a.lang))
-	return RouteDecision{
-		Route:           RouteDirectAnswer,
+	return Decision{
+		Action:          ActionDirect,
 		Reason:          ReasonSourceBoundary,
-		Answer:          answer,
+		Lang:            a.lang,
 		SuggestedSource: suggested.Name,
+		SelectedSource:  selected.Name,
 	}, true
 }
 
-// Prepare runs the whole planning layer for one turn: the route decision
-// and, when the route is retrieval, the intent and the retrieval plan.
-func (p *Planner) Prepare(q Query) Result {
+// SourceLabel returns the display label of a source of the table in lang
+// ("zh" or "en"), or name itself when the source has no label or is not in
+// the table.
+func (p *Planner) SourceLabel(name, lang string) string {
+	if s, ok := p.source(sourceKey(name)); ok {
+		if l := s.Label.pick(lang); l != "" {
+			return l
+		}
+	}
+	return name
+}
+
+// Prepare runs the whole planning layer for one turn: the decision and,
+// when it is retrieval, the intent and the plan. route is the question's
+// query type when it has been profiled, or "" to stop before the route
+// stage of the rule table (see Plan).
+func (p *Planner) Prepare(q Query, route router.QueryType) Result {
 	a := p.analyze(q)
-	r := Result{Route: p.decide(q, a)}
-	if r.Route.Route != RouteRetrieval {
+	r := Result{Decision: p.decide(q, a)}
+	if r.Decision.Action != ActionRetrieve {
 		return r
 	}
 	in := p.classify(a)
-	pl := p.plan(q, a, in)
+	pl := p.plan(q, a, in, route)
 	r.Intent, r.Plan = &in, &pl
 	return r
 }

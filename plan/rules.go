@@ -9,34 +9,64 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/adaptrag/adaptrag/router"
 )
 
-// RetrievalPlan is the parameter set the retrieval stages consume. It says
-// how to search, not where: the source filter is EffectiveSource's job.
-type RetrievalPlan struct {
+// Mode is how the document collection is searched.
+type Mode string
+
+// Retrieval modes of a Plan.
+const (
+	ModeNone   Mode = "none"   // no document retrieval at all
+	ModeDense  Mode = "dense"  // dense vector search, no rerank
+	ModeHybrid Mode = "hybrid" // dense + BM25 fused by reciprocal rank, then reranked
+)
+
+// Plan is the one retrieval policy of a question: every field is read by
+// the run. The rule table builds it (see DefaultRules): the route stage sets
+// how much to retrieve (mode, candidates, rerank, passages kept), the other
+// stages where and how carefully (FAQ search and its direct-answer bar,
+// table preference, query variants, relevance floor, prompt size). It says
+// how to search, not where: the source filter is EffectiveSource's job, and
+// the tenant scope is the caller's.
+type Plan struct {
+	Mode               Mode    `json:"mode"`                  // document retrieval: none, dense or hybrid
 	RunFAQ             bool    `json:"run_faq"`               // search the FAQ collection
-	RunDoc             bool    `json:"run_doc"`               // search the document collection
+	RunDoc             bool    `json:"run_doc"`               // search the document collection (false iff Mode is none)
 	FAQTopK            int     `json:"faq_top_k"`             // FAQ candidates
-	DocTopK            int     `json:"doc_top_k"`             // document candidates
-	Rerank             bool    `json:"rerank"`                // rerank the candidates
+	DocTopK            int     `json:"doc_top_k"`             // document candidates (per leg for hybrid)
+	Rerank             bool    `json:"rerank"`                // rerank the candidates (hybrid)
 	FAQDirectThreshold float64 `json:"faq_direct_threshold"`  // score an FAQ hit needs to be answered directly
-	FinalContextTopN   int     `json:"final_context_top_n"`   // passages given to the model
-	MinContextScore    float64 `json:"min_context_score"`     // lowest score a passage needs
-	MaxContextChars    int     `json:"max_context_chars"`     // context size cap
-	MaxContextDocChars int     `json:"max_context_doc_chars"` // one passage's size cap
-	UseQueryVariants   bool    `json:"use_query_variants"`    // generate query variants before searching
-	QuestionCategory   string  `json:"question_category"`     // Category*
+	FinalContextTopN   int     `json:"final_context_top_n"`   // passages kept as evidence
+	MinContextScore    float64 `json:"min_context_score"`     // lowest calibrated relevance (0..1) a passage needs
+	MaxContextChars    int     `json:"max_context_chars"`     // evidence size cap, in characters
+	MaxContextDocChars int     `json:"max_context_doc_chars"` // one passage's size cap, in characters
+	UseQueryVariants   bool    `json:"use_query_variants"`    // search alternative phrasings too
+	QuestionCategory   string  `json:"question_category"`     // Category*: risky categories get a stricter answer instruction
 	PreferTable        bool    `json:"prefer_table"`          // prefer table rows and list items as evidence
 	FAQDirectExactOnly bool    `json:"faq_direct_exact_only"` // only an exact FAQ match may be answered directly
-	Reason             string  `json:"reason"`                // tags of the rules that fired, joined by "_"
+	Reason             string  `json:"reason"`                // tags of the rules that fired, joined by "_", in order
 }
 
 // FAQDirect reports whether an FAQ hit may be returned as the answer without
 // generation: the plan searches FAQs, the hit's score reaches the threshold,
 // and the hit is an exact match (see ExactMatch) or the plan allows similar
 // ones. A NaN score never qualifies.
-func (pl RetrievalPlan) FAQDirect(score float64, exact bool) bool {
+func (pl Plan) FAQDirect(score float64, exact bool) bool {
 	return pl.RunFAQ && score >= pl.FAQDirectThreshold && (exact || !pl.FAQDirectExactOnly)
+}
+
+// normalize keeps Mode and RunDoc in agreement: a plan that does not
+// search documents has mode none, and mode none searches no documents.
+func (pl *Plan) normalize() {
+	if !pl.RunDoc || pl.DocTopK == 0 && pl.Mode != ModeNone {
+		pl.Mode = ModeNone
+	}
+	pl.RunDoc = pl.Mode != ModeNone
+	if pl.Mode != ModeHybrid {
+		pl.Rerank = false
+	}
 }
 
 // Stage orders the rule table: every intent rule applies before every
@@ -49,11 +79,12 @@ const (
 	StageShortGuard
 	StageCategory
 	StageTable
+	StageRoute
 	numStages
 )
 
-// String returns the stage's name: "intent", "short_guard", "category" or
-// "table".
+// String returns the stage's name: "intent", "short_guard", "category",
+// "table" or "route".
 func (s Stage) String() string {
 	switch s {
 	case StageIntent:
@@ -64,6 +95,8 @@ func (s Stage) String() string {
 		return "category"
 	case StageTable:
 		return "table"
+	case StageRoute:
+		return "route"
 	}
 	return "stage(" + strconv.Itoa(int(s)) + ")"
 }
@@ -164,6 +197,8 @@ func (f Flag) apply(b bool) bool {
 // Integer fields are rounded to the nearest integer and kept >= 0; scores and
 // thresholds are kept in [0, 1].
 type PlanPatch struct {
+	Mode Mode // "" leaves the mode alone
+
 	RunFAQ, RunDoc, Rerank, UseQueryVariants, PreferTable, FAQDirectExactOnly Flag
 
 	FAQTopK, DocTopK, FinalContextTopN, MaxContextChars, MaxContextDocChars Num
@@ -171,7 +206,13 @@ type PlanPatch struct {
 }
 
 // Apply applies the patch to pl.
-func (pp PlanPatch) Apply(pl *RetrievalPlan) {
+func (pp PlanPatch) Apply(pl *Plan) {
+	if pp.Mode != "" {
+		pl.Mode = pp.Mode
+		if pp.Mode != ModeNone {
+			pl.RunDoc = true
+		}
+	}
 	pl.RunFAQ = pp.RunFAQ.apply(pl.RunFAQ)
 	pl.RunDoc = pp.RunDoc.apply(pl.RunDoc)
 	pl.Rerank = pp.Rerank.apply(pl.Rerank)
@@ -230,6 +271,9 @@ func (pp PlanPatch) String() string {
 			parts = append(parts, name+n.String())
 		}
 	}
+	if pp.Mode != "" {
+		parts = append(parts, "mode="+string(pp.Mode))
+	}
 	flag("run_faq", pp.RunFAQ)
 	flag("run_doc", pp.RunDoc)
 	num("faq_top_k", pp.FAQTopK)
@@ -250,9 +294,10 @@ func (pp PlanPatch) String() string {
 type Facts struct {
 	Query    Query
 	Intent   IntentResult
-	Category string // Category*
-	Short    bool   // the question is short (see the package documentation)
-	Table    bool   // the question is table-shaped
+	Category string           // Category*
+	Short    bool             // the question is short (see the package documentation)
+	Table    bool             // the question is table-shaped
+	Route    router.QueryType // the profiled query type; "" before the question is profiled
 }
 
 // Retrieves reports whether the intent leads to retrieval (IsRetrievalIntent).
@@ -262,11 +307,11 @@ func (f Facts) Retrieves() bool { return IsRetrievalIntent(f.Intent.Intent) }
 // returns true), Patch is applied, then Apply if set, and Tag is appended to
 // the plan's reason. When and Apply must be pure and must not panic.
 type Rule struct {
-	Tag   string                      // appended to RetrievalPlan.Reason; unique in a table
+	Tag   string             // appended to Plan.Reason; unique in a table
 	Stage Stage                       // rules apply stage by stage, table order within a stage
-	When  func(Facts) bool            // nil: always fires
-	Patch PlanPatch                   // declarative change
-	Apply func(*RetrievalPlan, Facts) // optional change a patch cannot express
+	When  func(Facts) bool   // nil: always fires
+	Patch PlanPatch          // declarative change
+	Apply func(*Plan, Facts) // optional change a patch cannot express
 }
 
 // String renders the rule as "stage/tag: patch".
@@ -312,8 +357,17 @@ var ErrInvalidRule = errors.New("plan: invalid rule")
 //	category     troubleshooting_guard   doc_top_k >= doc_complex_query_top_k, passages >= base+2
 //	category     summary_guard           doc_top_k >= doc_complex_query_top_k, passages >= base+2
 //	table        table_row_preferred     doc_top_k >= 1.25*doc_complex_query_top_k, passages >= base+3, prefer_table, exact FAQ only
+//	route        route_chitchat          chitchat: nothing is searched
+//	route        route_factual           factual: mode dense, doc_top_k = passages = factual_top_k (3), no rerank
+//	route        route_analytical        analytical (and every fallback): mode hybrid, doc_top_k = analytical_candidates (50), rerank, passages = analytical_context (8)
 //
-// The guards (short, category, table) fire only for retrieval intents.
+// The guards (short, category, table) fire only for retrieval intents. The
+// route stage comes last and fires only once the question is profiled: the
+// route decides how much to retrieve, so it overrides the candidate and
+// passage counts the earlier stages adjusted (their tags stay in the
+// reason, so the chain shows what each stage wanted), while the FAQ
+// settings, thresholds, table preference and variants of the earlier
+// stages stand.
 func DefaultRules(s Settings) []Rule {
 	s = s.withDefaults()
 	wide := float64(s.DocComplexQueryTopK)
@@ -372,7 +426,24 @@ func DefaultRules(s Settings) []Rule {
 				DocTopK: AtLeast(math.Ceil(wide * 1.25)), FinalContextTopN: AtLeast(baseCtx + 3),
 				PreferTable: FlagOn, FAQDirectExactOnly: FlagOn,
 			}},
+		{Tag: "route_chitchat", Stage: StageRoute, When: route(router.Chitchat), Patch: PlanPatch{
+			Mode: ModeNone, RunFAQ: FlagOff, RunDoc: FlagOff, Rerank: FlagOff, UseQueryVariants: FlagOff,
+			FAQTopK: Set(0), DocTopK: Set(0), FinalContextTopN: Set(0),
+		}},
+		{Tag: "route_factual", Stage: StageRoute, When: route(router.Factual), Patch: PlanPatch{
+			Mode: ModeDense, DocTopK: Set(float64(s.FactualTopK)), FinalContextTopN: Set(float64(s.FactualTopK)), Rerank: FlagOff,
+		}},
+		{Tag: "route_analytical", Stage: StageRoute, When: route(router.Analytical), Patch: PlanPatch{
+			Mode: ModeHybrid, DocTopK: Set(float64(s.AnalyticalCandidates)), FinalContextTopN: Set(float64(s.AnalyticalContext)),
+			Rerank: FlagOn,
+		}},
 	}
+}
+
+// route returns a predicate that holds for a question profiled as t whose
+// intent retrieves.
+func route(t router.QueryType) func(Facts) bool {
+	return func(f Facts) bool { return f.Route == t && (t == router.Chitchat || f.Retrieves()) }
 }
 
 // NewWithRules returns a Planner that builds plans with a custom rule table
@@ -417,18 +488,21 @@ func orderRules(rules []Rule) []Rule {
 // a copy; the predicates are shared.
 func (p *Planner) Rules() []Rule { return append([]Rule(nil), p.rules...) }
 
-// Plan builds the retrieval plan for q and an already classified intent: the
-// defaults from Settings, then every rule that fires, in table order. Reason
-// is the fired tags joined by "_", or "default" when none fires. The plan is
-// built even for a non-retrieval intent (the default table switches retrieval
-// off for those).
-func (p *Planner) Plan(q Query, intent IntentResult) RetrievalPlan {
-	return p.plan(q, p.analyze(q), intent)
+// Plan builds the plan for q, an already classified intent and the
+// question's profiled query type (route; "" when it has not been profiled,
+// which stops before the route stage): the defaults from Settings, then
+// every rule that fires, in table order. Reason is the fired tags joined by
+// "_", or "default" when none fires. The plan is built even for a
+// non-retrieval intent (the default table switches retrieval off for
+// those). A plan that searches no documents has Mode none.
+func (p *Planner) Plan(q Query, intent IntentResult, route router.QueryType) Plan {
+	return p.plan(q, p.analyze(q), intent, route)
 }
 
-func (p *Planner) plan(q Query, a *analysis, intent IntentResult) RetrievalPlan {
+func (p *Planner) plan(q Query, a *analysis, intent IntentResult, route router.QueryType) Plan {
 	s := p.s
-	pl := RetrievalPlan{
+	pl := Plan{
+		Mode:               ModeHybrid,
 		RunFAQ:             true,
 		RunDoc:             true,
 		FAQTopK:            s.FAQTopK,
@@ -450,6 +524,7 @@ func (p *Planner) plan(q Query, a *analysis, intent IntentResult) RetrievalPlan 
 		Category: pl.QuestionCategory,
 		Short:    a.short && !a.t.empty(),
 		Table:    a.table != "",
+		Route:    route,
 	}
 	var tags []string
 	for _, r := range p.rules {
@@ -467,5 +542,6 @@ func (p *Planner) plan(q Query, a *analysis, intent IntentResult) RetrievalPlan 
 	} else {
 		pl.Reason = strings.Join(tags, "_")
 	}
+	pl.normalize()
 	return pl
 }

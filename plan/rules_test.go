@@ -6,12 +6,14 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/adaptrag/adaptrag/router"
 )
 
-func basePlan(s Settings) RetrievalPlan {
+func basePlan(s Settings) Plan {
 	s = s.withDefaults()
-	return RetrievalPlan{
-		RunFAQ: true, RunDoc: true, FAQTopK: s.FAQTopK, DocTopK: s.DocTopK, Rerank: !s.DisableRerank,
+	return Plan{
+		Mode: ModeHybrid, RunFAQ: true, RunDoc: true, FAQTopK: s.FAQTopK, DocTopK: s.DocTopK, Rerank: !s.DisableRerank,
 		FAQDirectThreshold: s.FAQDirectScoreThreshold, FinalContextTopN: s.FinalContextTopN,
 		MinContextScore: s.MinContextScore, MaxContextChars: s.MaxContextChars,
 		MaxContextDocChars: s.MaxContextDocChars, QuestionCategory: CategoryDefault,
@@ -33,6 +35,11 @@ func facts(intent, category string, short, table bool) Facts {
 	return Facts{Intent: IntentResult{Intent: intent}, Category: category, Short: short, Table: table}
 }
 
+func routed(f Facts, route router.QueryType) Facts {
+	f.Route = route
+	return f
+}
+
 // TestDefaultRuleEach checks every default rule on its own: when it fires,
 // when it does not, and what it changes, against settings that differ from
 // the defaults so that values read from Settings are told from constants.
@@ -41,6 +48,7 @@ func TestDefaultRuleEach(t *testing.T) {
 		FAQTopK: 40, DocTopK: 30, FinalContextTopN: 3, FAQDirectScoreThreshold: 0.7,
 		DocComplexQueryTopK: 50, FAQShortQueryTopK: 60, ShortQueryThreshold: 0.8,
 		PricingThreshold: 0.9, ComplianceThreshold: 0.95,
+		FactualTopK: 5, AnalyticalCandidates: 60, AnalyticalContext: 10,
 	}
 	rules := DefaultRules(s)
 	tests := []struct {
@@ -48,13 +56,13 @@ func TestDefaultRuleEach(t *testing.T) {
 		stage Stage
 		fires []Facts
 		skips []Facts
-		want  func(RetrievalPlan) RetrievalPlan // expected patch result on basePlan(s)
+		want  func(Plan) Plan // expected patch result on basePlan(s)
 	}{
 		{
 			tag: "faq_first", stage: StageIntent,
 			fires: []Facts{facts(IntentFAQ, CategoryDefault, false, false)},
 			skips: []Facts{facts(IntentKnowledge, CategoryDefault, false, false), facts(IntentFollowUp, CategoryDefault, true, false)},
-			want: func(p RetrievalPlan) RetrievalPlan {
+			want: func(p Plan) Plan {
 				p.DocTopK = 15
 				p.FAQDirectThreshold = 0.62
 				return p
@@ -64,7 +72,7 @@ func TestDefaultRuleEach(t *testing.T) {
 			tag: "knowledge_doc_enriched", stage: StageIntent,
 			fires: []Facts{facts(IntentKnowledge, CategoryDefault, false, false)},
 			skips: []Facts{facts(IntentFAQ, CategoryDefault, false, false)},
-			want: func(p RetrievalPlan) RetrievalPlan {
+			want: func(p Plan) Plan {
 				p.DocTopK = 50
 				p.FinalContextTopN = 4
 				p.UseQueryVariants = true
@@ -75,7 +83,7 @@ func TestDefaultRuleEach(t *testing.T) {
 			tag: "history_aware_follow_up", stage: StageIntent,
 			fires: []Facts{facts(IntentFollowUp, CategoryDefault, true, false)},
 			skips: []Facts{facts(IntentFAQ, CategoryDefault, true, false)},
-			want: func(p RetrievalPlan) RetrievalPlan {
+			want: func(p Plan) Plan {
 				p.FAQTopK = 50
 				p.DocTopK = 50
 				p.FAQDirectThreshold = 0.8
@@ -91,7 +99,7 @@ func TestDefaultRuleEach(t *testing.T) {
 				facts(IntentOutOfScope, CategoryDefault, true, false),
 			},
 			skips: []Facts{facts(IntentFAQ, CategoryDefault, true, false), facts("CUSTOM", CategoryDefault, true, false)},
-			want: func(p RetrievalPlan) RetrievalPlan {
+			want: func(p Plan) Plan {
 				p.RunFAQ, p.RunDoc, p.Rerank = false, false, false
 				p.FAQTopK, p.DocTopK, p.FinalContextTopN = 0, 0, 0
 				return p
@@ -105,7 +113,7 @@ func TestDefaultRuleEach(t *testing.T) {
 				facts(IntentFollowUp, CategoryDefault, true, false), // follow-ups are rewritten first
 				facts(IntentGreeting, CategoryDefault, true, false),
 			},
-			want: func(p RetrievalPlan) RetrievalPlan {
+			want: func(p Plan) Plan {
 				p.FAQTopK = 60
 				p.DocTopK = 15
 				p.FAQDirectThreshold = 0.8
@@ -116,7 +124,7 @@ func TestDefaultRuleEach(t *testing.T) {
 			tag: "pricing_guard", stage: StageCategory,
 			fires: []Facts{facts(IntentFAQ, CategoryPricing, false, false), facts(IntentFollowUp, CategoryPricing, true, false)},
 			skips: []Facts{facts(IntentFAQ, CategoryCompliance, false, false), facts(IntentOutOfScope, CategoryPricing, false, false)},
-			want: func(p RetrievalPlan) RetrievalPlan {
+			want: func(p Plan) Plan {
 				p.FAQTopK = 50
 				p.DocTopK = 50
 				p.FAQDirectThreshold = 0.9
@@ -128,7 +136,7 @@ func TestDefaultRuleEach(t *testing.T) {
 			tag: "compliance_guard", stage: StageCategory,
 			fires: []Facts{facts(IntentKnowledge, CategoryCompliance, false, false)},
 			skips: []Facts{facts(IntentFAQ, CategoryPricing, false, false), facts(IntentHumanService, CategoryCompliance, false, false)},
-			want: func(p RetrievalPlan) RetrievalPlan {
+			want: func(p Plan) Plan {
 				p.DocTopK = 50
 				p.FAQDirectThreshold = 0.95
 				return p
@@ -138,7 +146,7 @@ func TestDefaultRuleEach(t *testing.T) {
 			tag: "troubleshooting_guard", stage: StageCategory,
 			fires: []Facts{facts(IntentFAQ, CategoryTroubleshooting, false, false)},
 			skips: []Facts{facts(IntentFAQ, CategorySummary, false, false)},
-			want: func(p RetrievalPlan) RetrievalPlan {
+			want: func(p Plan) Plan {
 				p.DocTopK = 50
 				p.FinalContextTopN = 5
 				return p
@@ -148,7 +156,7 @@ func TestDefaultRuleEach(t *testing.T) {
 			tag: "summary_guard", stage: StageCategory,
 			fires: []Facts{facts(IntentKnowledge, CategorySummary, false, false)},
 			skips: []Facts{facts(IntentKnowledge, CategoryDefault, false, false)},
-			want: func(p RetrievalPlan) RetrievalPlan {
+			want: func(p Plan) Plan {
 				p.DocTopK = 50
 				p.FinalContextTopN = 5
 				return p
@@ -158,11 +166,41 @@ func TestDefaultRuleEach(t *testing.T) {
 			tag: "table_row_preferred", stage: StageTable,
 			fires: []Facts{facts(IntentFAQ, CategoryDefault, false, true), facts(IntentFollowUp, CategoryPricing, true, true)},
 			skips: []Facts{facts(IntentFAQ, CategoryDefault, false, false), facts(IntentGreeting, CategoryDefault, false, true)},
-			want: func(p RetrievalPlan) RetrievalPlan {
+			want: func(p Plan) Plan {
 				p.DocTopK = 63 // ceil(1.25 * 50)
 				p.FinalContextTopN = 6
 				p.PreferTable = true
 				p.FAQDirectExactOnly = true
+				return p
+			},
+		},
+		{
+			tag: "route_chitchat", stage: StageRoute,
+			fires: []Facts{routed(facts(IntentFAQ, CategoryDefault, true, false), router.Chitchat)},
+			skips: []Facts{facts(IntentFAQ, CategoryDefault, true, false), routed(facts(IntentFAQ, CategoryDefault, true, false), router.Factual)},
+			want: func(p Plan) Plan {
+				p.Mode, p.RunFAQ, p.RunDoc, p.Rerank = ModeNone, false, false, false
+				p.FAQTopK, p.DocTopK, p.FinalContextTopN = 0, 0, 0
+				return p
+			},
+		},
+		{
+			tag: "route_factual", stage: StageRoute,
+			fires: []Facts{routed(facts(IntentFAQ, CategoryPricing, true, true), router.Factual)},
+			skips: []Facts{facts(IntentFAQ, CategoryDefault, false, false), routed(facts(IntentGreeting, CategoryDefault, false, false), router.Factual)},
+			want: func(p Plan) Plan {
+				p.Mode, p.Rerank = ModeDense, false
+				p.DocTopK, p.FinalContextTopN = 5, 5
+				return p
+			},
+		},
+		{
+			tag: "route_analytical", stage: StageRoute,
+			fires: []Facts{routed(facts(IntentKnowledge, CategoryDefault, false, false), router.Analytical)},
+			skips: []Facts{routed(facts(IntentKnowledge, CategoryDefault, false, false), router.Factual), routed(facts(IntentOutOfScope, CategoryDefault, false, false), router.Analytical)},
+			want: func(p Plan) Plan {
+				p.Mode, p.Rerank = ModeHybrid, true
+				p.DocTopK, p.FinalContextTopN = 60, 10
 				return p
 			},
 		},
@@ -198,18 +236,18 @@ func TestDefaultRuleEach(t *testing.T) {
 // TestGuardsCombine runs whole questions through Plan and checks that the
 // stages stack in order.
 func TestGuardsCombine(t *testing.T) {
-	p := New(Settings{})
+	p := New(testSettings)
 	hist := []string{"报销流程是什么"}
 	tests := []struct {
 		name   string
 		q      Query
 		reason string
-		check  func(t *testing.T, pl RetrievalPlan)
+		check  func(t *testing.T, pl Plan)
 	}{
 		{
 			name: "short guard alone shrinks docs and raises the FAQ bar",
 			q:    Query{Text: "年假有几天"}, reason: "faq_first_short_query_guard",
-			check: func(t *testing.T, pl RetrievalPlan) {
+			check: func(t *testing.T, pl Plan) {
 				wantInt(t, "faq_top_k", pl.FAQTopK, 30)
 				wantInt(t, "doc_top_k", pl.DocTopK, 10)
 				wantFloat(t, "faq_direct_threshold", pl.FAQDirectThreshold, 0.78)
@@ -218,7 +256,7 @@ func TestGuardsCombine(t *testing.T) {
 		{
 			name: "compliance after knowledge",
 			q:    Query{Text: "员工个人信息的保密要求以及违规处理流程"}, reason: "knowledge_doc_enriched_compliance_guard",
-			check: func(t *testing.T, pl RetrievalPlan) {
+			check: func(t *testing.T, pl Plan) {
 				wantString(t, "question_category", pl.QuestionCategory, CategoryCompliance)
 				wantFloat(t, "faq_direct_threshold", pl.FAQDirectThreshold, 0.86)
 				wantInt(t, "doc_top_k", pl.DocTopK, 24)
@@ -228,7 +266,7 @@ func TestGuardsCombine(t *testing.T) {
 		{
 			name: "follow-up skips the short guard but keeps category guards",
 			q:    Query{Text: "那费用呢", History: hist}, reason: "history_aware_follow_up_pricing_guard",
-			check: func(t *testing.T, pl RetrievalPlan) {
+			check: func(t *testing.T, pl Plan) {
 				wantFloat(t, "faq_direct_threshold", pl.FAQDirectThreshold, 0.84)
 				wantBool(t, "use_query_variants", pl.UseQueryVariants, true)
 			},
@@ -236,7 +274,7 @@ func TestGuardsCombine(t *testing.T) {
 		{
 			name: "troubleshooting short question",
 			q:    Query{Text: "VPN 连不上怎么处理"}, reason: "faq_first_short_query_guard_troubleshooting_guard",
-			check: func(t *testing.T, pl RetrievalPlan) {
+			check: func(t *testing.T, pl Plan) {
 				wantInt(t, "doc_top_k", pl.DocTopK, 24)
 				wantInt(t, "final_context_top_n", pl.FinalContextTopN, 6)
 				wantFloat(t, "faq_direct_threshold", pl.FAQDirectThreshold, 0.78)
@@ -245,7 +283,7 @@ func TestGuardsCombine(t *testing.T) {
 		{
 			name: "summary knowledge question",
 			q:    Query{Text: "总结一下新员工入职第一周需要完成的所有事项和对应的负责部门"}, reason: "knowledge_doc_enriched_summary_guard",
-			check: func(t *testing.T, pl RetrievalPlan) {
+			check: func(t *testing.T, pl Plan) {
 				wantInt(t, "final_context_top_n", pl.FinalContextTopN, 6)
 				wantBool(t, "use_query_variants", pl.UseQueryVariants, true)
 			},
@@ -253,7 +291,7 @@ func TestGuardsCombine(t *testing.T) {
 		{
 			name: "table wins the context count over pricing",
 			q:    Query{Text: "付款节点明细表里超过 5000 的审批要求是什么"}, reason: "faq_first_pricing_guard_table_row_preferred",
-			check: func(t *testing.T, pl RetrievalPlan) {
+			check: func(t *testing.T, pl Plan) {
 				wantInt(t, "final_context_top_n", pl.FinalContextTopN, 7)
 				wantInt(t, "doc_top_k", pl.DocTopK, 30)
 				wantBool(t, "faq_direct_exact_only", pl.FAQDirectExactOnly, true)
@@ -262,7 +300,7 @@ func TestGuardsCombine(t *testing.T) {
 		{
 			name: "english pricing",
 			q:    Query{Text: "Who approves reimbursement expenses over 5000?"}, reason: "faq_first_short_query_guard_pricing_guard",
-			check: func(t *testing.T, pl RetrievalPlan) {
+			check: func(t *testing.T, pl Plan) {
 				wantFloat(t, "faq_direct_threshold", pl.FAQDirectThreshold, 0.84)
 				wantInt(t, "doc_top_k", pl.DocTopK, 24)
 			},
@@ -270,14 +308,14 @@ func TestGuardsCombine(t *testing.T) {
 		{
 			name: "english compliance",
 			q:    Query{Text: "What personal data does our privacy policy allow us to share with external partners?"}, reason: "faq_first_compliance_guard",
-			check: func(t *testing.T, pl RetrievalPlan) {
+			check: func(t *testing.T, pl Plan) {
 				wantFloat(t, "faq_direct_threshold", pl.FAQDirectThreshold, 0.86)
 			},
 		},
 		{
 			name: "english table",
 			q:    Query{Text: "What is the payment amount field in the materials list?"}, reason: "faq_first_pricing_guard_table_row_preferred",
-			check: func(t *testing.T, pl RetrievalPlan) {
+			check: func(t *testing.T, pl Plan) {
 				wantBool(t, "prefer_table", pl.PreferTable, true)
 				wantInt(t, "final_context_top_n", pl.FinalContextTopN, 7)
 			},
@@ -285,7 +323,7 @@ func TestGuardsCombine(t *testing.T) {
 		{
 			name: "english follow-up",
 			q:    Query{Text: "what about approval?", History: []string{"How do I submit a travel claim?"}}, reason: "history_aware_follow_up",
-			check: func(t *testing.T, pl RetrievalPlan) {
+			check: func(t *testing.T, pl Plan) {
 				wantInt(t, "faq_top_k", pl.FAQTopK, 24)
 				wantBool(t, "use_query_variants", pl.UseQueryVariants, true)
 			},
@@ -293,7 +331,7 @@ func TestGuardsCombine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pl := p.Plan(tc.q, p.ClassifyIntent(tc.q))
+			pl := p.Plan(tc.q, p.ClassifyIntent(tc.q), "")
 			wantString(t, "reason", pl.Reason, tc.reason)
 			tc.check(t, pl)
 		})
@@ -301,9 +339,9 @@ func TestGuardsCombine(t *testing.T) {
 }
 
 func TestPlanForDirectIntent(t *testing.T) {
-	p := New(Settings{})
+	p := New(testSettings)
 	q := Query{Text: "你好"}
-	pl := p.Plan(q, p.ClassifyIntent(q))
+	pl := p.Plan(q, p.ClassifyIntent(q), "")
 	if pl.RunFAQ || pl.RunDoc || pl.Reason != "no_retrieval" {
 		t.Errorf("plan for a greeting = %+v, want nothing searched, reason no_retrieval", pl)
 	}
@@ -320,7 +358,7 @@ func TestCustomRuleTable(t *testing.T) {
 		{Tag: "vip", Stage: StageIntent,
 			When:  func(f Facts) bool { return strings.Contains(f.Query.Text, "VIP") },
 			Patch: PlanPatch{FinalContextTopN: Set(2), UseQueryVariants: FlagOn},
-			Apply: func(pl *RetrievalPlan, f Facts) { pl.QuestionCategory = "vip" }},
+			Apply: func(pl *Plan, f Facts) { pl.QuestionCategory = "vip" }},
 		{Tag: "always", Stage: StageCategory, Patch: PlanPatch{MaxContextChars: Scale(2)}},
 	}
 	p, err := NewWithRules(Settings{}, rules)
@@ -337,7 +375,7 @@ func TestCustomRuleTable(t *testing.T) {
 	}
 
 	q := Query{Text: "VIP 客户的付款清单"}
-	pl := p.Plan(q, p.ClassifyIntent(q))
+	pl := p.Plan(q, p.ClassifyIntent(q), "")
 	wantString(t, "reason", pl.Reason, "vip_always_tables_first")
 	wantInt(t, "final_context_top_n", pl.FinalContextTopN, 9)
 	wantBool(t, "use_query_variants", pl.UseQueryVariants, true)
@@ -351,7 +389,7 @@ func TestCustomRuleTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl = empty.Plan(q, empty.ClassifyIntent(q))
+	pl = empty.Plan(q, empty.ClassifyIntent(q), "")
 	if want := basePlan(Settings{}); pl.Reason != "default" || pl.DocTopK != want.DocTopK || pl.FAQTopK != want.FAQTopK {
 		t.Errorf("plan with no rules = %+v, want the baseline with reason default", pl)
 	}
@@ -397,7 +435,7 @@ func TestNewRepairsSettings(t *testing.T) {
 		t.Errorf("repaired settings = %+v", s)
 	}
 	q := Query{Text: "报销费用超过5000需要谁审批"}
-	if pl := p.Plan(q, p.ClassifyIntent(q)); pl.FAQDirectThreshold != 1 {
+	if pl := p.Plan(q, p.ClassifyIntent(q), ""); pl.FAQDirectThreshold != 1 {
 		t.Errorf("pricing threshold clamped to 1, plan has %v", pl.FAQDirectThreshold)
 	}
 }
@@ -414,13 +452,16 @@ func TestSettingsDefaults(t *testing.T) {
 		s.PricingThreshold != want.PricingThreshold || s.ComplianceThreshold != want.ComplianceThreshold {
 		t.Errorf("defaults = %+v, want the seed's %+v", s, want)
 	}
-	if s.DisableRerank || s.MinContextScore <= 0 || s.MaxContextChars < s.MaxContextDocChars || len(s.Sources) != 6 {
+	if s.FactualTopK != 3 || s.AnalyticalCandidates != 50 || s.AnalyticalContext != 8 {
+		t.Errorf("route sizes = %d, %d, %d; want 3, 50, 8", s.FactualTopK, s.AnalyticalCandidates, s.AnalyticalContext)
+	}
+	if s.DisableRerank || s.MinContextScore <= 0 || s.MaxContextChars < s.MaxContextDocChars || s.Sources != nil {
 		t.Errorf("package defaults look wrong: %+v", s)
 	}
 	// DisableRerank reaches the plan.
 	p := New(Settings{DisableRerank: true})
 	q := Query{Text: "年假有几天"}
-	if p.Plan(q, p.ClassifyIntent(q)).Rerank {
+	if p.Plan(q, p.ClassifyIntent(q), "").Rerank {
 		t.Error("DisableRerank ignored")
 	}
 }
@@ -428,20 +469,20 @@ func TestSettingsDefaults(t *testing.T) {
 func TestPlanPatchOps(t *testing.T) {
 	tests := []struct {
 		patch PlanPatch
-		check func(RetrievalPlan) bool
+		check func(Plan) bool
 		str   string
 	}{
-		{PlanPatch{DocTopK: Set(7)}, func(p RetrievalPlan) bool { return p.DocTopK == 7 }, "doc_top_k=7"},
-		{PlanPatch{DocTopK: AtLeast(25)}, func(p RetrievalPlan) bool { return p.DocTopK == 25 }, "doc_top_k>=25"},
-		{PlanPatch{DocTopK: AtLeast(5)}, func(p RetrievalPlan) bool { return p.DocTopK == 20 }, "doc_top_k>=5"},
-		{PlanPatch{DocTopK: AtMost(5)}, func(p RetrievalPlan) bool { return p.DocTopK == 5 }, "doc_top_k<=5"},
-		{PlanPatch{DocTopK: Scale(0.25)}, func(p RetrievalPlan) bool { return p.DocTopK == 5 }, "doc_top_k*0.25"},
-		{PlanPatch{DocTopK: Add(-100)}, func(p RetrievalPlan) bool { return p.DocTopK == 0 }, "doc_top_k-100"},
-		{PlanPatch{FAQDirectThreshold: Add(0.5)}, func(p RetrievalPlan) bool { return p.FAQDirectThreshold == 1 }, "faq_direct_threshold+0.5"},
-		{PlanPatch{FAQDirectThreshold: Add(-0.08)}, func(p RetrievalPlan) bool { return p.FAQDirectThreshold == 0.64 }, "faq_direct_threshold-0.08"},
-		{PlanPatch{MinContextScore: Set(math.NaN())}, func(p RetrievalPlan) bool { return p.MinContextScore == DefaultMinContextScore }, "min_context_score=NaN"},
-		{PlanPatch{PreferTable: FlagOn, Rerank: FlagOff}, func(p RetrievalPlan) bool { return p.PreferTable && !p.Rerank }, "rerank=false prefer_table=true"},
-		{PlanPatch{}, func(p RetrievalPlan) bool { return p == basePlan(Settings{}) }, ""},
+		{PlanPatch{DocTopK: Set(7)}, func(p Plan) bool { return p.DocTopK == 7 }, "doc_top_k=7"},
+		{PlanPatch{DocTopK: AtLeast(25)}, func(p Plan) bool { return p.DocTopK == 25 }, "doc_top_k>=25"},
+		{PlanPatch{DocTopK: AtLeast(5)}, func(p Plan) bool { return p.DocTopK == 20 }, "doc_top_k>=5"},
+		{PlanPatch{DocTopK: AtMost(5)}, func(p Plan) bool { return p.DocTopK == 5 }, "doc_top_k<=5"},
+		{PlanPatch{DocTopK: Scale(0.25)}, func(p Plan) bool { return p.DocTopK == 5 }, "doc_top_k*0.25"},
+		{PlanPatch{DocTopK: Add(-100)}, func(p Plan) bool { return p.DocTopK == 0 }, "doc_top_k-100"},
+		{PlanPatch{FAQDirectThreshold: Add(0.5)}, func(p Plan) bool { return p.FAQDirectThreshold == 1 }, "faq_direct_threshold+0.5"},
+		{PlanPatch{FAQDirectThreshold: Add(-0.08)}, func(p Plan) bool { return p.FAQDirectThreshold == 0.64 }, "faq_direct_threshold-0.08"},
+		{PlanPatch{MinContextScore: Set(math.NaN())}, func(p Plan) bool { return p.MinContextScore == DefaultMinContextScore }, "min_context_score=NaN"},
+		{PlanPatch{PreferTable: FlagOn, Rerank: FlagOff}, func(p Plan) bool { return p.PreferTable && !p.Rerank }, "rerank=false prefer_table=true"},
+		{PlanPatch{}, func(p Plan) bool { return p == basePlan(Settings{}) }, ""},
 	}
 	for _, tc := range tests {
 		pl := basePlan(Settings{})
@@ -453,18 +494,18 @@ func TestPlanPatchOps(t *testing.T) {
 			t.Errorf("String() = %q, want %q", got, tc.str)
 		}
 	}
-	if s := (Rule{Tag: "x", Stage: StageTable, Patch: PlanPatch{DocTopK: Set(1)}, Apply: func(*RetrievalPlan, Facts) {}}).String(); s != "table/x: doc_top_k=1 +func" {
+	if s := (Rule{Tag: "x", Stage: StageTable, Patch: PlanPatch{DocTopK: Set(1)}, Apply: func(*Plan, Facts) {}}).String(); s != "table/x: doc_top_k=1 +func" {
 		t.Errorf("Rule.String() = %q", s)
 	}
 }
 
 func TestFAQDirect(t *testing.T) {
-	fuzzy := RetrievalPlan{RunFAQ: true, FAQDirectThreshold: 0.8}
-	exactOnly := RetrievalPlan{RunFAQ: true, FAQDirectThreshold: 0.8, FAQDirectExactOnly: true}
-	noFAQ := RetrievalPlan{FAQDirectThreshold: 0.8}
+	fuzzy := Plan{RunFAQ: true, FAQDirectThreshold: 0.8}
+	exactOnly := Plan{RunFAQ: true, FAQDirectThreshold: 0.8, FAQDirectExactOnly: true}
+	noFAQ := Plan{FAQDirectThreshold: 0.8}
 	tests := []struct {
 		name  string
-		pl    RetrievalPlan
+		pl    Plan
 		score float64
 		exact bool
 		want  bool
@@ -508,7 +549,7 @@ func TestExactMatch(t *testing.T) {
 }
 
 func TestRuleJSON(t *testing.T) {
-	b, err := json.Marshal(New(Settings{}).Rules()[4])
+	b, err := json.Marshal(New(testSettings).Rules()[4])
 	if err != nil {
 		t.Fatal(err)
 	}

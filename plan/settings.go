@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -8,8 +9,10 @@ import (
 )
 
 // Defaults applied by Settings when a field is left at its zero value. The
-// first nine are the seed's baseline; the context limits are this package's
-// choice (see Settings).
+// FAQ and document counts and thresholds are the plan rules' baseline; the
+// route sizes are the strategy matrix (factual: dense top 3; analytical:
+// hybrid 50 reranked to 8); the context limits are this package's choice
+// (see Settings).
 const (
 	DefaultFAQTopK                 = 20
 	DefaultDocTopK                 = 20
@@ -25,6 +28,9 @@ const (
 	DefaultMaxContextDocChars      = 1500
 	DefaultShortQueryMaxUnits      = 12
 	DefaultLanguage                = "zh"
+	DefaultFactualTopK             = 3
+	DefaultAnalyticalCandidates    = 50
+	DefaultAnalyticalContext       = 8
 )
 
 const (
@@ -52,12 +58,21 @@ type Settings struct {
 	PricingThreshold        float64 `json:"pricing_threshold"`          // floor for pricing questions; default 0.84
 	ComplianceThreshold     float64 `json:"compliance_threshold"`       // floor for compliance questions; default 0.86
 
+	// FactualTopK is how many passages a factual question retrieves by
+	// dense search and keeps; default 3.
+	FactualTopK int `json:"factual_top_k"`
+	// AnalyticalCandidates is how many candidates each leg of an analytical
+	// question's hybrid search fetches; default 50.
+	AnalyticalCandidates int `json:"analytical_candidates"`
+	// AnalyticalContext is how many passages an analytical question keeps
+	// after rerank; default 8.
+	AnalyticalContext int `json:"analytical_context"`
+
 	// DisableRerank turns the rerank stage off in every plan (default: on).
 	DisableRerank bool `json:"disable_rerank"`
-	// MinContextScore is the lowest relevance score (0..1, after rerank) a
-	// passage needs to enter the prompt; default 0.25, a floor that drops
-	// clearly unrelated passages without second-guessing the reranker.
-	// Negative means no floor.
+	// MinContextScore is the lowest calibrated relevance (0..1, the same
+	// scale whatever found the passage) a passage needs to be kept as
+	// evidence; default 0.25. Negative means no floor.
 	MinContextScore float64 `json:"min_context_score"`
 	// MaxContextChars caps the prompt's context; default 6000 characters
 	// (four passages of MaxContextDocChars).
@@ -69,14 +84,14 @@ type Settings struct {
 	// ShortQueryMaxUnits is the length, in content units, at or below which
 	// a question is "short" (see the package documentation); default 12.
 	ShortQueryMaxUnits float64 `json:"short_query_max_units"`
-	// DefaultLanguage ("zh" or "en") picks the fixed texts for a question
-	// with no letters in either script; default "zh".
+	// DefaultLanguage ("zh" or "en") is the language of a question with no
+	// letters in either script; default "zh".
 	DefaultLanguage string `json:"default_language"`
 
-	// Texts holds the fixed answers of direct routes.
-	Texts Texts `json:"texts"`
 	// Sources is the keyword table used for source suggestions and the
-	// source boundary; nil means DefaultSources().
+	// source boundary: which sources (categories of the knowledge base) a
+	// caller can select and the words that point to each. Nil means none:
+	// no suggestion, no boundary check.
 	Sources []Source `json:"sources"`
 }
 
@@ -94,74 +109,12 @@ func (t Text) pick(lang string) string {
 	return t.ZH
 }
 
-// Texts are the fixed answers of the direct routes. An empty field takes the
-// built-in wording for that language. SourceBoundary is a template:
-// "{suggested}" and "{selected}" are replaced by the source labels.
-type Texts struct {
-	Greeting       Text `json:"greeting"`
-	HumanService   Text `json:"human_service"`
-	Safety         Text `json:"safety"`
-	SourceBoundary Text `json:"source_boundary"`
-	Empty          Text `json:"empty"`
-}
-
 // Source is one knowledge source a caller can select, with the keywords that
 // mark a question as belonging to it. Keyword syntax: see the package doc.
 type Source struct {
 	Name     string   `json:"name"`  // the value callers pass as Query.Source, e.g. "finance"
 	Label    Text     `json:"label"` // display name used in hints; Name when empty
 	Keywords []string `json:"keywords"`
-}
-
-var defaultTexts = Texts{
-	Greeting: Text{
-		ZH: "您好！我是企业知识库助手，可以帮您查询人事、财务、IT、行政、售后和法务方面的制度与流程，请直接输入您的问题。",
-		EN: "Hello! I am the company knowledge assistant. Ask me about HR, finance, IT, office administration, after-sales or legal policies and processes.",
-	},
-	HumanService: Text{
-		ZH: "好的，正在为您转接人工客服，请稍候。",
-		EN: "Sure, I am transferring you to a human agent. Please hold on.",
-	},
-	Safety: Text{
-		ZH: "抱歉，这个请求超出了企业知识库助手的服务范围，我无法提供帮助。",
-		EN: "Sorry, that request is outside what the company knowledge assistant can help with.",
-	},
-	SourceBoundary: Text{
-		ZH: "这个问题看起来属于「{suggested}」分类，当前选择的是「{selected}」。请切换到「{suggested}」后再提问。",
-		EN: "This question looks like it belongs to {suggested}, but {selected} is selected. Please switch to {suggested} and ask again.",
-	},
-	Empty: Text{
-		ZH: "请输入您的问题。",
-		EN: "Please type your question.",
-	},
-}
-
-// DefaultSources returns a fresh copy of the built-in source table: hr,
-// finance, it, admin (meeting rooms, office), after_sales (returns, warranty,
-// products) and legal (contracts, compliance).
-func DefaultSources() []Source {
-	return []Source{
-		{Name: "hr", Label: Text{"人事", "HR"}, Keywords: []string{
-			"入职", "离职", "招聘", "面试", "年假", "假期", "请假", "休假", "病假", "产假", "社保", "公积金",
-			"薪资", "工资", "绩效", "考勤", "转正", "试用期", "培训",
-			"onboard*", "offboard*", "leave", "vacation*", "payroll", "salary", "salaries", "hiring", "recruit*",
-			"performance review*", "attendance", "probation"}},
-		{Name: "finance", Label: Text{"财务", "Finance"}, Keywords: []string{
-			"报销", "发票", "付款", "费用", "预算", "差旅", "借款", "财务", "打款", "报账",
-			"reimburs*", "invoice*", "expense*", "payment*", "budget*", "finance", "travel cost*"}},
-		{Name: "it", Label: Text{"IT", "IT"}, Keywords: []string{
-			"电脑", "笔记本", "vpn", "密码", "邮箱", "网络", "wifi", "打印机", "账号", "软件", "系统登录", "蓝屏", "显示器",
-			"password*", "laptop*", "computer*", "email", "e-mail", "wi-fi", "printer*", "software", "network", "login", "log in"}},
-		{Name: "admin", Label: Text{"行政", "Admin"}, Keywords: []string{
-			"会议室", "办公室", "工位", "门禁", "快递", "访客", "办公用品", "停车", "食堂", "工牌",
-			"meeting room*", "office", "desk*", "badge*", "visitor*", "parking", "stationery", "canteen"}},
-		{Name: "after_sales", Label: Text{"售后", "After-sales"}, Keywords: []string{
-			"退货", "换货", "保修", "维修", "售后", "退款", "质保", "产品", "商品", "订单",
-			"return*", "warrant*", "repair*", "refund*", "product*", "order*"}},
-		{Name: "legal", Label: Text{"法务", "Legal"}, Keywords: []string{
-			"合同", "合规", "法务", "协议", "隐私", "保密", "知识产权", "诉讼", "律师",
-			"contract*", "compliance", "legal", "nda", "privacy", "agreement*", "gdpr", "lawsuit*", "lawyer*"}},
-	}
 }
 
 // withDefaults returns s with every zero field replaced by its default and
@@ -185,6 +138,9 @@ func (s Settings) withDefaults() Settings {
 	setInt(&s.FAQShortQueryTopK, DefaultFAQShortQueryTopK)
 	setInt(&s.MaxContextChars, DefaultMaxContextChars)
 	setInt(&s.MaxContextDocChars, DefaultMaxContextDocChars)
+	setInt(&s.FactualTopK, DefaultFactualTopK)
+	setInt(&s.AnalyticalCandidates, DefaultAnalyticalCandidates)
+	setInt(&s.AnalyticalContext, DefaultAnalyticalContext)
 	setF(&s.FAQDirectScoreThreshold, DefaultFAQDirectScoreThreshold)
 	setF(&s.ShortQueryThreshold, DefaultShortQueryThreshold)
 	setF(&s.PricingThreshold, DefaultPricingThreshold)
@@ -203,33 +159,14 @@ func (s Settings) withDefaults() Settings {
 	if s.DefaultLanguage != langEN {
 		s.DefaultLanguage = DefaultLanguage
 	}
-	s.Texts = s.Texts.withDefaults()
-	if s.Sources == nil {
-		s.Sources = DefaultSources()
-	} else {
-		s.Sources = cloneSources(s.Sources)
-	}
+	s.Sources = cloneSources(s.Sources)
 	return s
 }
 
-func (t Texts) withDefaults() Texts {
-	fill := func(v *Text, d Text) {
-		if v.ZH == "" {
-			v.ZH = d.ZH
-		}
-		if v.EN == "" {
-			v.EN = d.EN
-		}
-	}
-	fill(&t.Greeting, defaultTexts.Greeting)
-	fill(&t.HumanService, defaultTexts.HumanService)
-	fill(&t.Safety, defaultTexts.Safety)
-	fill(&t.SourceBoundary, defaultTexts.SourceBoundary)
-	fill(&t.Empty, defaultTexts.Empty)
-	return t
-}
-
 func cloneSources(in []Source) []Source {
+	if in == nil {
+		return nil
+	}
 	out := make([]Source, len(in))
 	for i, s := range in {
 		s.Keywords = append([]string(nil), s.Keywords...)
@@ -281,4 +218,18 @@ func sortErrors(errs []error) {
 			errs[j], errs[j-1] = errs[j-1], errs[j]
 		}
 	}
+}
+
+// ParseSources decodes a source table from JSON: an array of
+// {"name", "label": {"zh", "en"}, "keywords": [...]} objects. It rejects an
+// empty or duplicate name (the error wraps ErrInvalidSettings).
+func ParseSources(data []byte) ([]Source, error) {
+	var out []Source
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("%w: sources: %w", ErrInvalidSettings, err)
+	}
+	if err := (Settings{Sources: out}).Validate(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -14,7 +14,7 @@ type Decision struct {
 	// It is kept on a low-confidence fallback, for the log.
 	Profile *Profile
 	// Route is Factual, Analytical or Chitchat.
-	Route string
+	Route QueryType
 	// Fallback reports that Route is the conservative default rather than
 	// the profile's type.
 	Fallback bool

@@ -71,7 +71,7 @@ func Evaluate(ctx context.Context, c Classifier, items []Labeled) Report {
 		if rep.Confusion[it.Label] == nil {
 			rep.Confusion[it.Label] = map[string]int{}
 		}
-		rep.Confusion[it.Label][pred]++
+		rep.Confusion[it.Label][string(pred)]++
 		rep.N++
 	}
 	score(&rep)
@@ -98,9 +98,9 @@ func score(rep *Report) {
 			if pred == gold {
 				correct += n
 			}
-			if gold != Chitchat {
+			if gold != string(Chitchat) {
 				sub += n
-				if pred == Chitchat {
+				if pred == string(Chitchat) {
 					subChit += n
 				}
 			}

@@ -149,7 +149,7 @@ func ParseProfile(text string) (Profile, error) {
 	if raw.QueryType == nil || raw.Complexity == nil || raw.Confidence == nil || raw.Reason == nil {
 		return Profile{}, fmt.Errorf("%w: missing field", ErrMalformed)
 	}
-	p := Profile{QueryType: *raw.QueryType, Complexity: *raw.Complexity, Confidence: *raw.Confidence, Reason: *raw.Reason}
+	p := Profile{QueryType: QueryType(*raw.QueryType), Complexity: *raw.Complexity, Confidence: *raw.Confidence, Reason: *raw.Reason}
 	if err := p.Validate(); err != nil {
 		return Profile{}, err
 	}

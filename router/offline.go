@@ -89,7 +89,7 @@ func (o *Offline) ClassifyWithUsage(ctx context.Context, query string) (Result, 
 			best = c
 		}
 	}
-	p := Profile{QueryType: feat.Classes[best], Confidence: probs[best]}
+	p := Profile{QueryType: QueryType(feat.Classes[best]), Confidence: probs[best]}
 	if an.Norm == "" {
 		p = Profile{QueryType: Chitchat, Confidence: 0.34}
 	}
@@ -98,7 +98,7 @@ func (o *Offline) ClassifyWithUsage(ctx context.Context, query string) (Result, 
 	return Result{Profile: p, Source: "offline"}, nil
 }
 
-func complexity(qtype string, an feat.Analysis) string {
+func complexity(qtype QueryType, an feat.Analysis) string {
 	switch {
 	case qtype == Chitchat:
 		return Simple

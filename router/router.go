@@ -25,11 +25,14 @@ import (
 	"github.com/invopop/jsonschema"
 )
 
+// QueryType is the route a question takes: how much retrieval it needs.
+type QueryType string
+
 // Query types.
 const (
-	Factual    = "factual"
-	Analytical = "analytical"
-	Chitchat   = "chitchat"
+	Factual    QueryType = "factual"    // one fact a single passage answers: dense top-k
+	Analytical QueryType = "analytical" // compare or synthesise: hybrid, reranked
+	Chitchat   QueryType = "chitchat"   // small talk: no retrieval
 )
 
 // Complexities.
@@ -41,10 +44,10 @@ const (
 // Profile is the router's judgement of a query. Its JSON form is the
 // structured output asked of an LLM (see Schema).
 type Profile struct {
-	QueryType  string  `json:"query_type" jsonschema:"enum=factual,enum=analytical,enum=chitchat,description=factual: one fact that a single document answers; analytical: compare or synthesize several documents; chitchat: greeting or small talk that needs no knowledge base. A greeting followed by a real question is never chitchat."`
-	Complexity string  `json:"complexity" jsonschema:"enum=simple,enum=deep,description=simple: answered in a sentence or two; deep: needs several steps or documents"`
-	Confidence float64 `json:"confidence" jsonschema:"description=how sure the classification is: a number from 0 to 1"`
-	Reason     string  `json:"reason" jsonschema:"description=one short sentence explaining the choice"`
+	QueryType  QueryType `json:"query_type" jsonschema:"enum=factual,enum=analytical,enum=chitchat,description=factual: one fact that a single document answers; analytical: compare or synthesize several documents; chitchat: greeting or small talk that needs no knowledge base. A greeting followed by a real question is never chitchat."`
+	Complexity string    `json:"complexity" jsonschema:"enum=simple,enum=deep,description=simple: answered in a sentence or two; deep: needs several steps or documents"`
+	Confidence float64   `json:"confidence" jsonschema:"description=how sure the classification is: a number from 0 to 1"`
+	Reason     string    `json:"reason" jsonschema:"description=one short sentence explaining the choice"`
 }
 
 // Errors. A classifier failure wraps ErrNoProfile (and the cause), so the
