@@ -35,7 +35,10 @@ type Model struct {
 	timeout  time.Duration
 }
 
-var _ Generator = (*Model)(nil)
+var (
+	_ Generator = (*Model)(nil)
+	_ Streamer  = (*Model)(nil)
+)
 
 // NewOpenAI returns a Model speaking the OpenAI chat-completions protocol to
 // c.BaseURL (DefaultOpenAIBaseURL when empty). Extra langchaingo options are
@@ -113,6 +116,18 @@ func (m *Model) Name() string { return m.name }
 // Generate implements Generator.
 func (m *Model) Generate(ctx context.Context, req Request) (Response, error) {
 	return m.GenerateWith(ctx, req)
+}
+
+// GenerateStream implements Streamer through langchaingo's streaming call
+// option: the server sends the completion as server-sent events and onText
+// receives each piece.
+func (m *Model) GenerateStream(ctx context.Context, req Request, onText func(string) error) (Response, error) {
+	return m.GenerateWith(ctx, req, llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		return onText(string(chunk))
+	}))
 }
 
 // GenerateWith is Generate with extra langchaingo call options (for example

@@ -241,3 +241,31 @@ func TestConfigRedactsKey(t *testing.T) {
 		}
 	}
 }
+
+func TestGenerateStreamThroughLangchaingo(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("退货须在签收后七天内发起 [1]。"))
+	m, err := llm.NewOpenAI(llm.Config{BaseURL: srv.URL, APIKey: "k", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pieces []string
+	resp, err := m.GenerateStream(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "退货几天？"}}},
+		func(s string) error { pieces = append(pieces, s); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pieces) < 2 || strings.Join(pieces, "") != resp.Text || resp.Text != "退货须在签收后七天内发起 [1]。" {
+		t.Errorf("pieces %q, text %q", pieces, resp.Text)
+	}
+	if !srv.Requests()[0].Stream {
+		t.Error("the request did not ask for a stream")
+	}
+	if resp.Usage.InputTokens == 0 || resp.Usage.OutputTokens == 0 {
+		t.Errorf("usage %+v not reported by the stream", resp.Usage)
+	}
+	stop := errors.New("enough")
+	if _, err := m.GenerateStream(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "x"}}},
+		func(string) error { return stop }); !errors.Is(err, stop) && err == nil {
+		t.Errorf("a failing callback did not stop the stream: %v", err)
+	}
+}

@@ -1,183 +1,248 @@
+// Package nodes holds the node functions of the adaptive pipeline and the
+// routing functions of its conditional edges. Package adaptrag wires them
+// into a graph and is the front door applications call; this package is
+// where the steps themselves live, for those who rewire the graph.
+//
+// Every node is a graph.NodeFunc[state.RAG]: it receives its own copy of the
+// state and returns the updated copy. The caller's authority (tenant scope,
+// actor) is not in the state: nodes read it from the run's context with
+// CallerOf, so no node (built in or custom) can widen a search by editing
+// a field.
 package nodes
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
+	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/adaptrag/adaptrag/llm"
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/retrieval"
-	"github.com/adaptrag/adaptrag/retrieval/rerank"
+	"github.com/adaptrag/adaptrag/retrieval/analysis"
 	"github.com/adaptrag/adaptrag/router"
 	"github.com/adaptrag/adaptrag/state"
 )
 
 // Node names of the adaptive graph.
 const (
-	NodeDecide    = "decide"     // seed-000 route decision: direct answer or retrieval
-	NodeDirect    = "direct"     // fixed reply of a direct answer
-	NodeClassify  = "classify"   // seed-002 query profile and route
+	NodeDecide    = "decide"     // input checks and the decision: direct answer or retrieval
+	NodeDirect    = "direct"     // the fixed reply of a direct answer
+	NodeClassify  = "classify"   // the query profile and route
 	NodeChitchat  = "chitchat"   // reply without retrieval
-	NodePlan      = "plan"       // intent + retrieval plan + strategy
-	NodeFAQ       = "faq"        // FAQ collection search and direct-answer check
+	NodePlan      = "plan"       // intent and retrieval plan
+	NodeFAQ       = "faq"        // FAQ collection search
 	NodeFAQAnswer = "faq_answer" // the FAQ's standard answer
 	NodeDense     = "dense"      // dense top-k over documents
 	NodeHybrid    = "hybrid"     // dense + BM25 candidates, fused
-	NodeRerank    = "rerank"     // rerank candidates down to the context size
-	NodeGenerate  = "generate"   // answer from the context, with citations
+	NodeRerank    = "rerank"     // rerank candidates down to the passages kept
+	NodeEvidence  = "evidence"   // relevance floor and size limits: the passages the answer may use
+	NodeGenerate  = "generate"   // answer from the evidence, with citations
 )
 
-// Route labels of the conditional edges.
+// Labels of the conditional edges.
 const (
-	LabelDirect    = "direct"
-	LabelRetrieval = "retrieval"
-	LabelFAQDirect = "faq_direct"
+	LabelDirect    = "direct"     // after decide: a fixed reply
+	LabelRetrieval = "retrieval"  // after decide: go on
+	LabelFAQDirect = "faq_direct" // after faq: an FAQ answers as it is
+	LabelAnswer    = "answer"     // after evidence: generate the answer
+	LabelDone      = "done"       // after evidence: a search-only run ends
 )
 
-// meter collects the tokens a node spends; timed puts one in each node's
-// context and moves the count into the node's Usage entry.
-type meter struct{ in, out int }
+// Errors for questions the pipeline refuses before running, and for
+// requests it cannot serve. All carry the "adaptrag:" prefix.
+var (
+	ErrEmptyQuestion   = errors.New("adaptrag: empty question")
+	ErrQuestionTooLong = errors.New("adaptrag: question too long")
+	ErrInvalidUTF8     = errors.New("adaptrag: question is not valid UTF-8")
+	ErrInvalidHistory  = errors.New("adaptrag: invalid history")
+	// ErrNoTenant reports a request without a tenant to a pipeline that
+	// requires one.
+	ErrNoTenant = errors.New("adaptrag: request has no tenant")
+	// ErrConfig reports parts or options the pipeline cannot be built from.
+	ErrConfig = errors.New("adaptrag: invalid configuration")
+)
 
-type meterKey struct{}
+// Defaults of Config.
+const (
+	DefaultMaxQuestionRunes = 2000
+	DefaultMaxHistoryTurns  = 20
+	DefaultMaxHistoryChars  = 8000
+	DefaultClassifyTimeout  = 10 * time.Second
+	DefaultRerankTimeout    = 10 * time.Second
+	DefaultGenerateTimeout  = 60 * time.Second
+)
 
-// AddTokens charges tokens to the node running under ctx. Custom nodes that
-// call models use it so their cost shows in the run's usage.
-func AddTokens(ctx context.Context, u llm.Usage) {
-	if m, ok := ctx.Value(meterKey{}).(*meter); ok {
-		m.in += u.InputTokens
-		m.out += u.OutputTokens
-	}
-	if u.InputTokens+u.OutputTokens > 0 {
-		trace.SpanFromContext(ctx).SetAttributes(
-			attribute.Int("gen_ai.usage.input_tokens", u.InputTokens),
-			attribute.Int("gen_ai.usage.output_tokens", u.OutputTokens))
-	}
+// Parts are the components the nodes call.
+type Parts struct {
+	Docs       retrieval.Searcher   // the document collection (required)
+	FAQ        retrieval.Searcher   // the FAQ collection; nil: no FAQ search
+	Embedder   retrieval.Embedder   // embeds queries for dense search (required)
+	Classifier router.Classifier    // profiles questions (required)
+	Reranker   retrieval.Reranker   // nil: the fused order is kept
+	Calibrator retrieval.Calibrator // nil: no relevance floor (Relevance stays 0)
+	Generator  llm.Generator        // nil: offline extractive answers
+	Planner    *plan.Planner        // the retrieval policy (required)
 }
 
-// Timed wraps a node so that its latency and tokens are appended to
-// State.Usage. Every node of the adaptive graph is wrapped; wrap custom
-// nodes too.
+// Config holds the nodes' options; zero fields take the defaults above.
+type Config struct {
+	Texts  Texts         // fixed replies and prompts; zero fields: DefaultTexts
+	Topics []string      // what the knowledge base covers, for replies; nil: from the documents
+	Policy router.Policy // the fallback rule (confidence below 0.7 -> analytical)
+
+	ClassifyTimeout time.Duration // bounds the classifier; a timeout falls back to analytical
+	RerankTimeout   time.Duration // bounds the reranker; a timeout keeps the fused order
+	GenerateTimeout time.Duration // bounds a model answer; a timeout falls back to the extractive answer
+
+	MaxQuestionRunes int // longest question accepted
+	MaxHistoryTurns  int // most recent turns kept; earlier ones are dropped with a warning
+	MaxHistoryChars  int // most recent history characters kept
+	MaxAnswerTokens  int // caps the model's answer; 0: the server's default
+
+	TracerProvider trace.TracerProvider // nil: the global provider
+}
+
+// Nodes holds the pipeline's node functions over its parts. It is safe for
+// concurrent use.
+type Nodes struct {
+	p        Parts
+	cfg      Config
+	tracer   trace.Tracer
+	analyzer analysis.Analyzer
+	topics   sync.Map // tenant -> string
+}
+
+// ScopeName is the instrumentation scope of the nodes' own spans.
+const ScopeName = "github.com/adaptrag/adaptrag/nodes"
+
+// New checks the parts and returns the nodes.
+func New(p Parts, cfg Config) (*Nodes, error) {
+	var missing []string
+	if p.Docs == nil {
+		missing = append(missing, "Docs")
+	}
+	if p.Embedder == nil {
+		missing = append(missing, "Embedder")
+	}
+	if p.Classifier == nil {
+		missing = append(missing, "Classifier")
+	}
+	if p.Planner == nil {
+		missing = append(missing, "Planner")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: %s required", ErrConfig, strings.Join(missing, ", "))
+	}
+	cfg.Texts = cfg.Texts.withDefaults()
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&cfg.ClassifyTimeout, DefaultClassifyTimeout)
+	def(&cfg.RerankTimeout, DefaultRerankTimeout)
+	def(&cfg.GenerateTimeout, DefaultGenerateTimeout)
+	defInt := func(d *int, v int) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	defInt(&cfg.MaxQuestionRunes, DefaultMaxQuestionRunes)
+	defInt(&cfg.MaxHistoryTurns, DefaultMaxHistoryTurns)
+	defInt(&cfg.MaxHistoryChars, DefaultMaxHistoryChars)
+	tp := cfg.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	return &Nodes{p: p, cfg: cfg, tracer: tp.Tracer(ScopeName), analyzer: analysis.Default()}, nil
+}
+
+// Caller is the authority a run acts for: the tenant whose data it may
+// search and the actor look-ups are made for. It comes from the caller's
+// own authentication, never from a question or a model.
+type Caller struct {
+	Scope retrieval.Scope
+	Actor string
+}
+
+type callerKey struct{}
+
+// WithCaller returns a context whose runs act for c.
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerOf returns the caller of the run under ctx (the zero Caller, the
+// default tenant, when none was set).
+func CallerOf(ctx context.Context) Caller {
+	c, _ := ctx.Value(callerKey{}).(Caller)
+	return c
+}
+
+type tokensKey struct{}
+
+// WithTokens returns a context under which a model answer is delivered to
+// fn piece by piece as the model produces it (when the generator implements
+// llm.Streamer). fn is called on the run's goroutine.
+func WithTokens(ctx context.Context, fn func(text string)) context.Context {
+	return context.WithValue(ctx, tokensKey{}, fn)
+}
+
+func tokensOf(ctx context.Context) func(string) {
+	fn, _ := ctx.Value(tokensKey{}).(func(string))
+	return fn
+}
+
+// Timed wraps a node so that its latency and the tokens charged under its
+// context (llm.Charge) are appended to State.Usage. The pipeline applies it
+// to every node of its graph, custom ones included.
 func Timed(name string, fn func(context.Context, state.RAG) (state.RAG, error)) func(context.Context, state.RAG) (state.RAG, error) {
 	return func(ctx context.Context, s state.RAG) (state.RAG, error) {
-		m := &meter{}
-		ctx = context.WithValue(ctx, meterKey{}, m)
+		m := &llm.Meter{}
+		ctx = llm.WithMeter(ctx, m)
 		start := time.Now()
 		out, err := fn(ctx, s)
 		d := time.Since(start)
-		out.Usage = append(slices.Clip(out.Usage), state.Usage{
-			Node: name, Duration: d, Ms: float64(d.Microseconds()) / 1000, InputTokens: m.in, OutputTokens: m.out,
+		u := m.Usage()
+		out.Usage = append(out.Usage, state.Usage{
+			Node: name, Duration: d, Ms: float64(d.Microseconds()) / 1000, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		})
 		return out, err
 	}
 }
 
-// ErrorKind classifies an error for State.Errors and logs, keeping a
-// timeout distinct from every other failure.
-func ErrorKind(err error) string {
+// KindOf classifies an error for warnings and logs, keeping a timeout
+// distinct from every other failure.
+func KindOf(err error) state.ErrorKind {
 	switch {
 	case err == nil:
 		return ""
 	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
+		return state.KindTimeout
 	case errors.Is(err, context.Canceled):
-		return "cancelled"
+		return state.KindCancelled
 	case errors.Is(err, retrieval.ErrUnavailable), errors.Is(err, llm.ErrUnavailable):
-		return "unavailable"
+		return state.KindUnavailable
 	case errors.Is(err, llm.ErrRefused):
-		return "refused"
+		return state.KindRefused
 	case errors.Is(err, router.ErrInvalidProfile), errors.Is(err, retrieval.ErrInvalid):
-		return "invalid"
+		return state.KindInvalid
 	}
-	return "error"
+	return state.KindError
 }
 
-func (p *Pipeline) planQuery(s *state.RAG) plan.Query {
-	return plan.Query{Text: s.Question, History: s.History, Source: s.Source}
-}
-
-// decide takes the seed-000 route decision: greetings, hand-offs, unsafe or
-// out-of-scope questions and source mismatches are answered with a fixed
-// text before any model or store is touched.
-func (p *Pipeline) decide(ctx context.Context, s state.RAG) (state.RAG, error) {
-	s.Decision = p.planner.Decide(p.planQuery(&s))
-	trace.SpanFromContext(ctx).SetAttributes(
-		attribute.String("adaptrag.decision.route", s.Decision.Route),
-		attribute.String("adaptrag.decision.reason", s.Decision.Reason))
-	return s, nil
-}
-
-// RouteDecision is the router after NodeDecide: LabelDirect or LabelRetrieval.
-func RouteDecision(s state.RAG) string {
-	if s.Decision.Route == plan.RouteDirectAnswer {
-		return LabelDirect
+// statusOf maps an error to a sub-task status: a timeout stays a timeout.
+func statusOf(err error) state.Status {
+	if KindOf(err) == state.KindTimeout {
+		return state.StatusTimeout
 	}
-	return LabelRetrieval
-}
-
-func (p *Pipeline) direct(_ context.Context, s state.RAG) (state.RAG, error) {
-	s.Answer, s.AnsweredBy = s.Decision.Answer, NodeDirect
-	s.Route = state.Route{QueryType: router.Chitchat, Reason: "route decision: " + s.Decision.Reason, Confidence: 1}
-	return s, nil
-}
-
-// classify profiles the question and applies the fallback policy. A
-// classifier failure never fails the run: it becomes the analytical route
-// with the cause recorded on the state and the span.
-func (p *Pipeline) classify(ctx context.Context, s state.RAG) (state.RAG, error) {
-	cctx := ctx
-	if p.cfg.ClassifyTimeout > 0 {
-		var cancel context.CancelFunc
-		cctx, cancel = context.WithTimeout(ctx, p.cfg.ClassifyTimeout)
-		defer cancel()
-	}
-	start := time.Now()
-	res, err := classifyWithUsage(cctx, p.classifier, s.Query.Text)
-	if ctx.Err() != nil {
-		// The run itself was cancelled: that is not a classifier failure.
-		return s, ctx.Err()
-	}
-	AddTokens(ctx, res.Usage)
-	d := p.policy.Decide(res.Profile, err)
-	s.Route = state.Route{QueryType: d.Route, Fallback: d.Fallback, Cause: d.Cause, Classifier: res.Source, Profile: d.Profile}
-	if d.Profile != nil {
-		s.Route.Complexity, s.Route.Confidence, s.Route.Reason = d.Profile.Complexity, d.Profile.Confidence, d.Profile.Reason
-	}
-	status := "ok"
-	if err != nil {
-		s.AddError(NodeClassify, ErrorKind(err), err)
-		status = ErrorKind(err)
-	}
-	if res.LLMErr != nil {
-		s.AddError(NodeClassify, ErrorKind(res.LLMErr), fmt.Errorf("cascade kept the offline profile: %w", res.LLMErr))
-	}
-	s.AddLog(state.SubTask{Node: NodeClassify, Task: "classify " + res.Source, Query: s.Query.Text, Status: status, Took: time.Since(start), Err: errString(err)})
-	span := trace.SpanFromContext(ctx)
-	span.SetAttributes(
-		attribute.String("adaptrag.route", d.Route),
-		attribute.Bool("adaptrag.route.fallback", d.Fallback),
-		attribute.Float64("adaptrag.route.confidence", s.Route.Confidence),
-		attribute.String("adaptrag.classifier", res.Source))
-	if d.Fallback {
-		span.SetAttributes(attribute.String("adaptrag.route.cause", d.Cause))
-	}
-	return s, nil
-}
-
-func classifyWithUsage(ctx context.Context, c router.Classifier, q string) (router.Result, error) {
-	if cu, ok := c.(interface {
-		ClassifyWithUsage(context.Context, string) (router.Result, error)
-	}); ok {
-		return cu.ClassifyWithUsage(ctx, q)
-	}
-	prof, err := c.Classify(ctx, q)
-	return router.Result{Profile: prof, Source: "custom"}, err
+	return state.StatusError
 }
 
 func errString(err error) string {
@@ -187,305 +252,17 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// RouteProfile is the router after NodeClassify: the route's query type.
-func RouteProfile(s state.RAG) string { return s.Route.QueryType }
-
-// chitchat replies without touching any store.
-func (p *Pipeline) chitchat(ctx context.Context, s state.RAG) (state.RAG, error) {
-	s.Strategy = p.strategies.Chitchat
-	s.AnsweredBy = NodeChitchat
-	if p.gen == nil {
-		s.Answer = p.cfg.Texts.pick(s.Question).Chitchat
-		return s, nil
+// withTimeout bounds ctx by d (d <= 0: no bound).
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return ctx, func() {}
 	}
-	resp, err := p.gen.Generate(ctx, llm.Request{Messages: chitchatPrompt(s), MaxTokens: 200})
-	AddTokens(ctx, resp.Usage)
-	if err != nil {
-		// A friendly fixed reply beats failing a greeting.
-		s.AddError(NodeChitchat, ErrorKind(err), err)
-		s.Answer = p.cfg.Texts.pick(s.Question).Chitchat
-		return s, nil
-	}
-	s.Answer = strings.TrimSpace(resp.Text)
-	return s, nil
+	return context.WithTimeout(ctx, d)
 }
 
-// planNode builds the seed-000 plan and resolves the route's strategy.
-func (p *Pipeline) planNode(ctx context.Context, s state.RAG) (state.RAG, error) {
-	q := p.planQuery(&s)
-	intent := p.planner.ClassifyIntent(q)
-	pl := p.planner.Plan(q, intent)
-	s.Intent, s.Plan = &intent, &pl
-	st := p.strategies.For(s.Route.QueryType)
-	if !pl.RunDoc {
-		st.Mode = ModeNone
-	}
-	if !pl.Rerank {
-		st.Rerank = false
-	}
-	s.Strategy = st
-	trace.SpanFromContext(ctx).SetAttributes(
-		attribute.String("adaptrag.intent", intent.Intent),
-		attribute.String("adaptrag.plan.reason", pl.Reason),
-		attribute.String("adaptrag.strategy.mode", st.Mode),
-		attribute.Int("adaptrag.strategy.candidates", st.Candidates),
-		attribute.Int("adaptrag.strategy.context", st.Context))
-	return s, nil
-}
-
-// filter renders the source filter: the caller's source wins, else the
-// intent's suggestion (seed 000). Tenant scope is not a filter: stores
-// apply Scope on their own.
-func (p *Pipeline) filter(s *state.RAG) (retrieval.Filter, bool) {
-	var intent plan.IntentResult
-	if s.Intent != nil {
-		intent = *s.Intent
-	}
-	src := plan.EffectiveSource(s.Source, intent)
-	if src == "" {
-		return retrieval.Filter{}, false
-	}
-	return retrieval.Filter{Must: []retrieval.Condition{{Key: retrieval.KeySource, Values: []string{src}}}}, s.Source == ""
-}
-
-// embedQuery embeds the query once per run: the vector is kept on the
-// state for the nodes that follow.
-func (p *Pipeline) embedQuery(ctx context.Context, s *state.RAG) ([]float32, error) {
-	if s.Query.Vector != nil && s.Query.VectorText == s.Query.Text {
-		return s.Query.Vector, nil
-	}
-	vs, err := p.embedder.Embed(ctx, []string{s.Query.Text})
-	if err != nil {
-		return nil, fmt.Errorf("embed query: %w", err)
-	}
-	if len(vs) != 1 {
-		return nil, fmt.Errorf("embed query: %d vectors for 1 text: %w", len(vs), retrieval.ErrInvalid)
-	}
-	s.Query.Vector, s.Query.VectorText = vs[0], s.Query.Text
-	return vs[0], nil
-}
-
-// search runs one search leg with the plan's source filter. A filter that
-// came from the intent's suggestion (not from the caller) is dropped when
-// it finds nothing, since the suggestion is a guess; both attempts are
-// logged.
-func (p *Pipeline) search(ctx context.Context, s *state.RAG, node, task string, req retrieval.Request,
-	fn func(context.Context, retrieval.Request) ([]retrieval.Hit, error)) ([]retrieval.Hit, error) {
-	req.Scope = s.Scope
-	f, guessed := p.filter(s)
-	req.Filter = f
-	for {
-		start := time.Now()
-		hits, err := fn(ctx, req)
-		t := state.SubTask{Node: node, Task: task, Query: req.Text, Filter: renderFilter(req.Filter), Hits: len(hits), Took: time.Since(start)}
-		switch {
-		case err != nil:
-			t.Status, t.Err = ErrorKind(err), err.Error()
-		case len(hits) == 0:
-			t.Status = "empty"
-		default:
-			t.Status = "ok"
-		}
-		s.AddLog(t)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", task, err)
-		}
-		if len(hits) == 0 && guessed && len(req.Filter.Must) > 0 {
-			req.Filter, guessed = retrieval.Filter{}, false
-			continue
-		}
-		return hits, nil
-	}
-}
-
-func renderFilter(f retrieval.Filter) string {
-	var parts []string
-	for _, c := range f.Must {
-		parts = append(parts, c.Key+" in "+strings.Join(c.Values, ","))
-	}
-	return strings.Join(parts, " and ")
-}
-
-// faq searches the FAQ collection when the plan says so and decides whether
-// an FAQ's standard answer can be returned as it is.
-func (p *Pipeline) faq(ctx context.Context, s state.RAG) (state.RAG, error) {
-	if p.faqStore == nil || s.Plan == nil || !s.Plan.RunFAQ {
-		return s, nil
-	}
-	vec, err := p.embedQuery(ctx, &s)
-	if err != nil {
-		return s, err
-	}
-	hits, err := p.search(ctx, &s, NodeFAQ, "faq dense", retrieval.Request{Text: s.Query.Text, Vector: vec, K: max(s.Plan.FAQTopK, 1)}, p.faqStore.SearchDense)
-	if err != nil {
-		return s, err
-	}
-	// Hits that join the context carry their answer: the question alone
-	// is not evidence.
-	for i, h := range hits {
-		if a := h.Chunk.Meta["answer"]; a != "" {
-			hits[i].Chunk.Text = faqQuestion(h.Chunk) + "\n" + a
-		}
-	}
-	s.FAQ = hits
-	return s, nil
-}
-
-// faqDirect reports whether the best FAQ hit may answer as it is.
-func faqDirect(s *state.RAG) bool {
-	if len(s.FAQ) == 0 || s.Plan == nil {
-		return false
-	}
-	best := s.FAQ[0]
-	return s.Plan.FAQDirect(best.Score, plan.ExactMatch(s.Question, faqQuestion(best.Chunk)))
-}
-
-func faqQuestion(c retrieval.Chunk) string {
-	if q := c.Meta["question"]; q != "" {
-		return q
-	}
-	return c.Title
-}
-
-// RouteAfterFAQ is the router after NodeFAQ: LabelFAQDirect when the best
-// FAQ hit may answer as it is, else the strategy's mode.
-func RouteAfterFAQ(s state.RAG) string {
-	if faqDirect(&s) {
-		return LabelFAQDirect
-	}
-	if s.Strategy.Mode == ModeNone {
-		return ModeNone
-	}
-	return s.Strategy.Mode
-}
-
-func (p *Pipeline) faqAnswer(ctx context.Context, s state.RAG) (state.RAG, error) {
-	best := s.FAQ[0]
-	s.Docs = []retrieval.Hit{best}
-	s.Answer = best.Chunk.Meta["answer"]
-	if s.Answer == "" {
-		s.Answer = best.Chunk.Text
-	}
-	s.Citations = []state.Citation{{N: 1, ID: best.Chunk.ID, Source: best.Chunk.Source, Title: best.Chunk.Title}}
-	s.AnsweredBy = NodeFAQAnswer
-	trace.SpanFromContext(ctx).SetAttributes(attribute.Float64("adaptrag.faq.score", best.Score))
-	return s, nil
-}
-
-// dense is the factual branch: the dense top-k documents, joined with the
-// FAQ hits by reciprocal rank and cut to the strategy's context size.
-func (p *Pipeline) dense(ctx context.Context, s state.RAG) (state.RAG, error) {
-	vec, err := p.embedQuery(ctx, &s)
-	if err != nil {
-		return s, err
-	}
-	k := s.Strategy.Candidates
-	hits, err := p.search(ctx, &s, NodeDense, "dense docs", retrieval.Request{Text: s.Query.Text, Vector: vec, K: k}, p.docs.SearchDense)
-	if err != nil {
-		return s, err
-	}
-	s.Candidates = hits
-	s.Docs = p.assemble(&s, hits)
-	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("adaptrag.retrieval.k", k), attribute.Int("adaptrag.retrieval.hits", len(hits)))
-	return s, nil
-}
-
-// hybrid fetches the analytical branch's candidates: dense and BM25 legs of
-// Strategy.Candidates each, fused by reciprocal rank.
-func (p *Pipeline) hybrid(ctx context.Context, s state.RAG) (state.RAG, error) {
-	vec, err := p.embedQuery(ctx, &s)
-	if err != nil {
-		return s, err
-	}
-	n := s.Strategy.Candidates
-	req := retrieval.Request{Text: s.Query.Text, Vector: vec, K: n, Candidates: n, DenseWeight: retrieval.DenseWeightOf(p.embedder)}
-	hits, err := p.search(ctx, &s, NodeHybrid, "hybrid docs", req, p.docs.SearchHybrid)
-	if err != nil {
-		return s, err
-	}
-	if len(s.FAQ) > 0 {
-		hits = retrieval.FuseRRF(0, hits, s.FAQ)
-	}
-	s.Candidates = hits
-	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("adaptrag.retrieval.candidates", n), attribute.Int("adaptrag.retrieval.hits", len(hits)))
-	return s, nil
-}
-
-// rerankNode cuts the candidates to the context size with the reranker.
-// A reranker that fails or times out fails open: the fused order is kept
-// and the fallback is recorded.
-func (p *Pipeline) rerankNode(ctx context.Context, s state.RAG) (state.RAG, error) {
-	n := s.Strategy.Context
-	if !s.Strategy.Rerank || p.reranker == nil {
-		s.Docs = preferTable(&s, firstN(s.Candidates, n), n)
-		return s, nil
-	}
-	rctx := ctx
-	if p.cfg.RerankTimeout > 0 {
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeout(ctx, p.cfg.RerankTimeout)
-		defer cancel()
-	}
-	start := time.Now()
-	pool := s.Candidates
-	if s.Plan != nil && s.Plan.PreferTable {
-		pool = preferTable(&s, pool, len(pool))
-	}
-	out := rerank.Safe(rctx, p.reranker, s.Query.Text, pool, n)
-	if ctx.Err() != nil {
-		return s, ctx.Err()
-	}
-	s.Rerank = state.RerankInfo{Reranker: out.Reranker, Fallback: out.Fallback}
-	t := state.SubTask{Node: NodeRerank, Task: "rerank " + out.Reranker, Query: s.Query.Text, Hits: len(out.Hits), Status: "ok", Took: time.Since(start)}
-	if out.Fallback {
-		s.Rerank.Cause = out.Cause.Error()
-		s.AddError(NodeRerank, ErrorKind(out.Cause), out.Cause)
-		t.Status, t.Err = "fallback", out.Cause.Error()
-	}
-	s.AddLog(t)
-	s.Docs = out.Hits
-	trace.SpanFromContext(ctx).SetAttributes(attribute.String("adaptrag.reranker", out.Reranker), attribute.Bool("adaptrag.rerank.fallback", out.Fallback))
-	return s, nil
-}
-
-// assemble joins document hits with FAQ hits (reciprocal rank, so neither
-// collection's score scale dominates) and keeps the strategy's context size.
-func (p *Pipeline) assemble(s *state.RAG, docs []retrieval.Hit) []retrieval.Hit {
-	n := s.Strategy.Context
-	all := docs
-	if len(s.FAQ) > 0 {
-		all = retrieval.FuseRRF(0, firstN(docs, n), firstN(s.FAQ, n))
-		for i := range all {
-			all[i].Method = "dense+faq" // scores are now reciprocal ranks
-		}
-	}
-	return preferTable(s, all, n)
-}
-
-// preferTable keeps n hits; when the plan prefers tables, table rows among
-// the first 2n move ahead of text so that a row with the asked field is not
-// cut.
-func preferTable(s *state.RAG, hits []retrieval.Hit, n int) []retrieval.Hit {
-	if s.Plan == nil || !s.Plan.PreferTable {
-		return firstN(hits, n)
-	}
-	pool := slices.Clone(firstN(hits, 2*n))
-	slices.SortStableFunc(pool, func(a, b retrieval.Hit) int {
-		at, bt := a.Chunk.ContentType == retrieval.ContentTableRow, b.Chunk.ContentType == retrieval.ContentTableRow
-		switch {
-		case at && !bt:
-			return -1
-		case bt && !at:
-			return 1
-		}
-		return 0
-	})
-	return firstN(pool, n)
-}
-
-func firstN(h []retrieval.Hit, n int) []retrieval.Hit {
-	if n >= 0 && len(h) > n {
-		return h[:n:n]
-	}
-	return h
+// RetryUnavailable reports whether a failed search is worth one more
+// attempt: a store that could not be reached is; a timeout or a bad request
+// is not.
+func RetryUnavailable(err error) bool {
+	return errors.Is(err, retrieval.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded)
 }

@@ -545,3 +545,19 @@ func (p *Planner) plan(q Query, a *analysis, intent IntentResult, route router.Q
 	pl.normalize()
 	return pl
 }
+
+// With returns pl changed by pp, with tag appended to its reason and mode
+// and document search kept in agreement; for adjustments made after the
+// rule table (a caller asking for k passages, say).
+func (pl Plan) With(pp PlanPatch, tag string) Plan {
+	pp.Apply(&pl)
+	if tag != "" {
+		if pl.Reason == "" || pl.Reason == "default" {
+			pl.Reason = tag
+		} else {
+			pl.Reason += "_" + tag
+		}
+	}
+	pl.normalize()
+	return pl
+}

@@ -110,6 +110,7 @@ func (c *LLM) ClassifyWithUsage(ctx context.Context, query string) (Result, erro
 		MaxTokens: c.cfg.MaxTokens,
 	}, llms.WithTemperature(0))
 	res.Usage = resp.Usage
+	llm.Charge(ctx, resp.Usage)
 	if err != nil {
 		return res, fmt.Errorf("%w: llm: %w", ErrNoProfile, err)
 	}

@@ -1,15 +1,21 @@
 // Package state defines RAG, the state that flows through the adaptive
 // pipeline's graph. Each node reads what earlier nodes wrote and adds its
 // own part; nothing is stored anywhere else, so a finished state is the
-// whole record of a turn: the question, how it was routed and why, what was
-// retrieved, the answer with its citations, and what each node cost.
+// whole record of a turn: the question, how it was routed and why, the
+// plan, what was retrieved, the answer with its citations, and what each
+// node cost.
 //
-// RAG is a value: nodes receive a copy and return the updated copy. Slices
-// are shared between copies, so nodes append with slices.Clip (or the helper
-// methods here) rather than writing into a slice they did not create.
+// RAG is a value, and the pipeline hands every node its own deep copy
+// (Clone): a node may change any slice or map it receives, in place, without
+// touching what another node, another run or the caller holds.
+//
+// The caller's authority (tenant scope, actor) is not part of the state: it
+// travels with the run's context, where no node can widen it (see the nodes
+// package).
 package state
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -22,30 +28,30 @@ import (
 type RAG struct {
 	// Inputs, set by the caller.
 	Question string
-	History  []string        // earlier user turns, oldest first
-	Scope    retrieval.Scope // the caller's tenant; never taken from a model
-	Source   string          // a source the caller selected ("" for any)
+	History  []Message // the conversation so far, oldest first
+	Source   string    // a source the caller selected ("" for any)
+	// SearchOnly stops the run after retrieval: no answer is generated
+	// (the pipeline's Search sets it).
+	SearchOnly bool
+	// Adjust is the caller's change to the plan, applied after the rule
+	// table (a search asking for k passages or a mode).
+	Adjust plan.PlanPatch
 
-	// Query is the question as retrieval will use it. Query understanding
-	// (rewrite, variants, decomposition) fills it; until then it holds the
-	// question unchanged.
+	// Query is the question as retrieval uses it. When it is empty the
+	// first node fills it from Question.
 	Query Query
 
-	// Decision is the seed-000 route decision taken before any retrieval.
-	Decision plan.RouteDecision
-	// Intent and Plan are the seed-000 intent and retrieval plan (nil when
-	// the run was answered directly or as chitchat).
-	Intent *plan.IntentResult
-	Plan   *plan.RetrievalPlan
-
-	// Route is the seed-002 routing outcome, fallback included.
+	// Decision is taken before anything else: a direct answer or retrieval.
+	Decision plan.Decision
+	// Route is the router's outcome, fallback included.
 	Route Route
-	// Strategy is the retrieval strategy the route selected, as resolved
-	// from the strategy table and the plan.
-	Strategy Strategy
+	// Intent and Plan are the intent and the retrieval plan (nil when the
+	// run was answered directly or as chitchat).
+	Intent *plan.IntentResult
+	Plan   *plan.Plan
 
-	// FAQ holds the FAQ hits, Candidates the document hits before rerank,
-	// and Docs the passages given to generation, best first.
+	// FAQ holds the FAQ hits, Candidates the document hits as retrieved
+	// (before rerank), and Docs the passages kept as evidence, best first.
 	FAQ        []retrieval.Hit
 	Candidates []retrieval.Hit
 	Docs       []retrieval.Hit
@@ -53,32 +59,41 @@ type RAG struct {
 	Rerank RerankInfo
 
 	// Answer is the reply; Citations refer to Docs by number.
-	Answer    string
-	Citations []Citation
-	// AnsweredBy says which node produced the answer: "direct", "chitchat",
-	// "faq", "generate" or "extractive".
-	AnsweredBy string
+	Answer     string
+	Citations  []Citation
+	AnsweredBy AnsweredBy
 
 	// Usage holds one entry per node execution, in order.
 	Usage []Usage
-	// Errors holds the failures the run absorbed (a classifier that fell
+	// Warnings holds the failures the run absorbed (a classifier that fell
 	// back, a reranker that failed open); a failure that stops the run is
 	// returned as an error instead.
-	Errors []NodeError
-	// Log holds one entry per sub-task (a search leg, a model call), for
-	// diagnosing a wrong answer.
-	Log []SubTask
+	Warnings []Warning
+	// SubTasks holds one entry per sub-task (a search leg, a model call),
+	// for diagnosing a wrong answer.
+	SubTasks []SubTask
 }
 
-// Query is the retrieval form of a question. Fields beyond Text are filled
-// by query-understanding nodes.
+// Role is who wrote a message of the conversation.
+type Role string
+
+// Roles of a Message.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Message is one turn of the conversation, as chat APIs send it.
+type Message struct {
+	Role    Role   `json:"role"`
+	Content string `json:"content"`
+}
+
+// Query is the retrieval form of a question.
 type Query struct {
 	Text      string   `json:"text"`                // what retrieval searches for
 	Rewritten bool     `json:"rewritten,omitempty"` // Text differs from the question
 	Variants  []string `json:"variants,omitempty"`  // alternative phrasings, searched too
-	// Resolved records what an ambiguous reference was resolved to, and
-	// from which turn, so a wrong rewrite can be traced.
-	Resolved map[string]string `json:"resolved,omitempty"`
 	// Vector is Text's embedding once a node has computed it, so that the
 	// FAQ and document searches embed the query once; VectorText is the
 	// text it was made from (a rewrite invalidates it).
@@ -88,23 +103,13 @@ type Query struct {
 
 // Route is where the router sent the question and why.
 type Route struct {
-	QueryType  string          `json:"query_type"` // chitchat, factual or analytical: the route taken
-	Complexity string          `json:"complexity"`
-	Confidence float64         `json:"confidence"`
-	Reason     string          `json:"reason"`
-	Fallback   bool            `json:"fallback"`          // the route is the conservative default
-	Cause      string          `json:"cause,omitempty"`   // why it fell back
-	Classifier string          `json:"classifier"`        // "offline", "llm", or "" when it failed
-	Profile    *router.Profile `json:"profile,omitempty"` // the classifier's output, if any
-}
-
-// Strategy is what the retrieval stage does for a route. See
-// nodes.StrategyTable for the defaults.
-type Strategy struct {
-	Mode       string `json:"mode"`       // "none", "dense" or "hybrid"
-	Candidates int    `json:"candidates"` // hits fetched (per leg for hybrid)
-	Rerank     bool   `json:"rerank"`     // rerank the candidates
-	Context    int    `json:"context"`    // passages kept for generation
+	QueryType  router.QueryType `json:"query_type"` // the route taken
+	Complexity string           `json:"complexity"`
+	Confidence float64          `json:"confidence"`
+	Reason     string           `json:"reason"`
+	Fallback   bool             `json:"fallback"`        // the route is the conservative default
+	Cause      string           `json:"cause,omitempty"` // why it fell back
+	Classifier string           `json:"classifier"`      // which classifier decided ("offline", "llm", ...)
 }
 
 // RerankInfo reports the rerank stage.
@@ -114,12 +119,36 @@ type RerankInfo struct {
 	Cause    string `json:"cause,omitempty"` // why
 }
 
+// AnsweredBy names what produced the answer.
+type AnsweredBy string
+
+// Values of AnsweredBy.
+const (
+	ByDirect     AnsweredBy = "direct"     // a fixed reply of the decision (hand-off, safety, greeting, ...)
+	ByChitchat   AnsweredBy = "chitchat"   // small talk, no retrieval
+	ByFAQ        AnsweredBy = "faq"        // an FAQ entry's standard answer
+	ByModel      AnsweredBy = "generate"   // the model, from the cited passages
+	ByExtractive AnsweredBy = "extractive" // sentences quoted from the passages (no model)
+	ByNotFound   AnsweredBy = "not_found"  // nothing relevant was found
+	BySearch     AnsweredBy = "search"     // retrieval only: no answer was asked for
+)
+
 // Citation ties a numbered marker in the answer to a passage.
 type Citation struct {
-	N      int    `json:"n"` // the [n] marker
-	ID     string `json:"id"`
-	Source string `json:"source"`
-	Title  string `json:"title"`
+	N          int    `json:"n"` // the [n] marker
+	ID         string `json:"id"`
+	Collection string `json:"collection"`
+	Origin     string `json:"origin"`  // the file or URL the passage came from
+	Locator    string `json:"locator"` // where in it: heading path, row, record id
+	Source     string `json:"source"`
+	Title      string `json:"title"`
+}
+
+// CitationOf returns the citation [n] of hit h.
+func CitationOf(n int, h retrieval.Hit) Citation {
+	c := &h.Chunk
+	return Citation{N: n, ID: c.ID, Collection: h.Collection, Origin: c.Meta[retrieval.MetaOrigin],
+		Locator: c.Meta[retrieval.MetaLocator], Source: c.Source, Title: c.Title}
 }
 
 // Usage is the cost of one node execution.
@@ -131,35 +160,67 @@ type Usage struct {
 	OutputTokens int           `json:"tokens_out"`
 }
 
-// NodeError is a failure the run recovered from.
-type NodeError struct {
-	Node string `json:"node"`
-	Err  string `json:"error"`
-	// Kind classifies the failure: "timeout", "unavailable", "invalid",
-	// "refused" or "error". A timeout is never folded into another kind.
-	Kind string `json:"kind"`
+// ErrorKind classifies a failure, keeping a timeout distinct from every
+// other kind.
+type ErrorKind string
+
+// Kinds of failures.
+const (
+	KindTimeout      ErrorKind = "timeout"
+	KindCancelled    ErrorKind = "cancelled"
+	KindUnavailable  ErrorKind = "unavailable"
+	KindRefused      ErrorKind = "refused"
+	KindInvalid      ErrorKind = "invalid"
+	KindNotPermitted ErrorKind = "not_permitted"
+	KindError        ErrorKind = "error"
+)
+
+// Warning is a failure the run recovered from.
+type Warning struct {
+	Node    string    `json:"node"`
+	Kind    ErrorKind `json:"kind"`
+	Message string    `json:"message"`
 }
+
+// Status is the outcome of a sub-task.
+type Status string
+
+// Sub-task outcomes.
+const (
+	StatusOK       Status = "ok"
+	StatusEmpty    Status = "empty"    // ran and found nothing
+	StatusFallback Status = "fallback" // failed, and a fallback took over
+	StatusTimeout  Status = "timeout"  // ran out of time: never reported as empty
+	StatusError    Status = "error"
+)
 
 // SubTask is one log line of a sub-task.
 type SubTask struct {
 	Node   string        `json:"node"`
+	Kind   string        `json:"kind"`             // e.g. "search", "classify", "rerank"
 	Task   string        `json:"task"`             // e.g. "dense docs", "faq", "llm classify"
+	Input  string        `json:"input,omitempty"`  // the question the sub-task serves
 	Query  string        `json:"query,omitempty"`  // the text searched or sent
 	Filter string        `json:"filter,omitempty"` // the filter applied, rendered
 	Hits   int           `json:"hits"`
-	Status string        `json:"status"` // "ok", "empty", "timeout", "error"
+	IDs    []string      `json:"evidence,omitempty"` // ids of what it found, best first
+	Status Status        `json:"status"`
 	Took   time.Duration `json:"-"`
+	Ms     float64       `json:"ms"`
 	Err    string        `json:"error,omitempty"`
 }
 
-// AddError records an absorbed failure.
-func (s *RAG) AddError(node, kind string, err error) {
-	s.Errors = append(slices.Clip(s.Errors), NodeError{Node: node, Err: err.Error(), Kind: kind})
+// Warn records an absorbed failure.
+func (s *RAG) Warn(node string, kind ErrorKind, err error) {
+	s.Warnings = append(s.Warnings, Warning{Node: node, Kind: kind, Message: err.Error()})
 }
 
-// AddLog records a sub-task.
-func (s *RAG) AddLog(t SubTask) {
-	s.Log = append(slices.Clip(s.Log), t)
+// Log records a sub-task.
+func (s *RAG) Log(t SubTask) {
+	if t.Ms == 0 && t.Took > 0 {
+		t.Ms = float64(t.Took.Microseconds()) / 1000
+	}
+	s.SubTasks = append(s.SubTasks, t)
 }
 
 // TotalTokens sums the tokens of every node.
@@ -169,4 +230,51 @@ func (s *RAG) TotalTokens() (in, out int) {
 		out += u.OutputTokens
 	}
 	return in, out
+}
+
+// Clone returns a deep copy of s: no slice, map or pointer of the copy is
+// shared with s, so either may be changed freely.
+func (s RAG) Clone() RAG {
+	s.History = slices.Clone(s.History)
+	s.Query = s.Query.clone()
+	if s.Intent != nil {
+		in := *s.Intent
+		s.Intent = &in
+	}
+	if s.Plan != nil {
+		pl := *s.Plan
+		s.Plan = &pl
+	}
+	s.FAQ = cloneHits(s.FAQ)
+	s.Candidates = cloneHits(s.Candidates)
+	s.Docs = cloneHits(s.Docs)
+	s.Citations = slices.Clone(s.Citations)
+	s.Usage = slices.Clone(s.Usage)
+	s.Warnings = slices.Clone(s.Warnings)
+	s.SubTasks = slices.Clone(s.SubTasks)
+	for i := range s.SubTasks {
+		s.SubTasks[i].IDs = slices.Clone(s.SubTasks[i].IDs)
+	}
+	return s
+}
+
+func (q Query) clone() Query {
+	q.Variants = slices.Clone(q.Variants)
+	q.Vector = slices.Clone(q.Vector)
+	return q
+}
+
+// cloneHits copies hits and each chunk's metadata map (hits carry no
+// vectors).
+func cloneHits(hits []retrieval.Hit) []retrieval.Hit {
+	if hits == nil {
+		return nil
+	}
+	out := make([]retrieval.Hit, len(hits))
+	for i, h := range hits {
+		h.Chunk.Meta = maps.Clone(h.Chunk.Meta)
+		h.Chunk.Vector = slices.Clone(h.Chunk.Vector)
+		out[i] = h
+	}
+	return out
 }

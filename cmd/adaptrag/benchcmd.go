@@ -7,15 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/adaptrag/adaptrag"
 	"github.com/adaptrag/adaptrag/llm"
 	"github.com/adaptrag/adaptrag/llm/llmtest"
-	"github.com/adaptrag/adaptrag/nodes"
 	"github.com/adaptrag/adaptrag/router"
 )
 
 // costQuestions are the seed's three examples first, then a few more per
 // class, Chinese and English.
-var costQuestions = map[string][]string{
+var costQuestions = map[router.QueryType][]string{
 	router.Chitchat: {
 		"你好，你能做什么？", "谢谢你的帮助！", "hello, who are you?", "good morning!",
 	},
@@ -49,7 +49,7 @@ type classCost struct {
 
 type costReport struct {
 	Mode    string               `json:"mode"`
-	Classes map[string]classCost `json:"classes"`
+	Classes map[router.QueryType]classCost `json:"classes"`
 }
 
 func runBench(ctx context.Context, e *env, args []string) error {
@@ -108,15 +108,15 @@ func measureCost(ctx context.Context, mode string) (costReport, error) {
 	defer a.Close(context.WithoutCancel(ctx))
 	// One unmeasured question first, so that no class pays for warming up
 	// (first allocations, connection set-up).
-	if _, err := a.pipe.Ask(ctx, nodes.Request{Question: "warm-up: how do I reset my password?"}, nil); err != nil {
+	if _, err := a.pipe.Ask(ctx, adaptrag.Request{Question: "warm-up: how do I reset my password?"}); err != nil {
 		return costReport{}, err
 	}
-	lat := map[string][]float64{}
-	sums := map[string]*classCost{}
-	for _, class := range []string{router.Chitchat, router.Factual, router.Analytical} {
+	lat := map[router.QueryType][]float64{}
+	sums := map[router.QueryType]*classCost{}
+	for _, class := range []router.QueryType{router.Chitchat, router.Factual, router.Analytical} {
 		for _, q := range costQuestions[class] {
 			start := time.Now()
-			res, err := a.pipe.Ask(ctx, nodes.Request{Question: q}, nil)
+			res, err := a.pipe.Ask(ctx, adaptrag.Request{Question: q})
 			if err != nil {
 				return costReport{}, fmt.Errorf("%s: %w", q, err)
 			}
@@ -135,7 +135,7 @@ func measureCost(ctx context.Context, mode string) (costReport, error) {
 			c.Asked = append(c.Asked, q)
 		}
 	}
-	rep := costReport{Mode: mode, Classes: map[string]classCost{}}
+	rep := costReport{Mode: mode, Classes: map[router.QueryType]classCost{}}
 	for route, c := range sums {
 		n := float64(c.Questions)
 		c.Chunks, c.TokensIn, c.TokensOut = c.Chunks/n, c.TokensIn/n, c.TokensOut/n
@@ -166,7 +166,7 @@ func loopbackModel() (*llmtest.Server, error) {
 		if strings.Contains(r.PromptText(), "Passages:") {
 			return llmtest.Reply{PerTokenDelay: perTokenDelay, Content: "According to the handbook, the answer is in the cited passage [1]. The related rule is described in [2]."}
 		}
-		return llmtest.Reply{PerTokenDelay: perTokenDelay, Content: "Hello! I can help with company policies such as expenses, leave and returns."}
+		return llmtest.Reply{PerTokenDelay: perTokenDelay, Content: "Hello! I can look things up in the knowledge base for you."}
 	}), nil
 }
 
@@ -174,12 +174,12 @@ func printCost(e *env, r costReport) {
 	fmt.Fprintf(e.stdout, "mode: %s\n", r.Mode)
 	fmt.Fprintln(e.stdout, "| class | questions | chunks | latency mean | latency p50 | tokens in | tokens out |")
 	fmt.Fprintln(e.stdout, "|---|---:|---:|---:|---:|---:|---:|")
-	for _, class := range []string{router.Chitchat, router.Factual, router.Analytical} {
+	for _, class := range []router.QueryType{router.Chitchat, router.Factual, router.Analytical} {
 		c := r.Classes[class]
 		fmt.Fprintf(e.stdout, "| %s | %d | %.1f | %.2f ms | %.2f ms | %.0f | %.0f |\n", class, c.Questions, c.Chunks, c.LatencyMs, c.P50Ms, c.TokensIn, c.TokensOut)
 	}
 	an := r.Classes[router.Analytical]
-	for _, class := range []string{router.Chitchat, router.Factual} {
+	for _, class := range []router.QueryType{router.Chitchat, router.Factual} {
 		c := r.Classes[class]
 		fmt.Fprintf(e.stdout, "%s / analytical: mean latency %.0f%%, tokens %s\n", class, 100*c.LatencyMs/an.LatencyMs, pct(c.TokensIn+c.TokensOut, an.TokensIn+an.TokensOut))
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/adaptrag/adaptrag"
 	"github.com/adaptrag/adaptrag/graph"
 	"github.com/adaptrag/adaptrag/llm"
-	"github.com/adaptrag/adaptrag/nodes"
 )
 
 func runGraph(ctx context.Context, e *env, args []string) error {
@@ -32,13 +32,16 @@ func runGraph(ctx context.Context, e *env, args []string) error {
 	defer a.Close(context.WithoutCancel(ctx))
 	var path *graph.Path
 	if *question != "" {
-		res, err := a.pipe.Ask(ctx, nodes.Request{Question: *question}, nil)
+		if err := checkQuestionArg(*question); err != nil {
+			return err
+		}
+		res, err := a.pipe.Ask(ctx, adaptrag.Request{Question: *question})
 		if err != nil {
 			return err
 		}
-		path = &res.Path
+		path = &res.Steps
 	}
-	d := a.pipe.Runnable().Diagram()
+	d := a.pipe.Diagram()
 	switch *format {
 	case "dot":
 		_, err = fmt.Fprint(e.stdout, d.DOT(path))

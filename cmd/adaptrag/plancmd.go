@@ -3,17 +3,32 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/adaptrag/adaptrag/plan"
+	"github.com/adaptrag/adaptrag/router"
 )
 
-// runPlan prints seed 000's planning output for a question: the route
-// decision, the intent and the retrieval plan. It performs no retrieval.
-func runPlan(_ context.Context, e *env, args []string) error {
+// planOutput is the --json shape of plan: the plan command's Result plus
+// the route when the question was profiled.
+type planOutput struct {
+	plan.Result
+	Route *router.Profile `json:"route,omitempty"`
+}
+
+// runPlan prints the policy's output for a question without retrieving:
+// the decision, the intent and the retrieval plan. Without --route or
+// --classify the plan stops before the route stage (the rules alone); with
+// either, it is the plan a run would use.
+func runPlan(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "plan")
 	var history multi
 	fs.Var(&history, "history", "an earlier user turn (repeatable, oldest first)")
 	source := fs.String("source", "", "the source the caller selected")
+	route := fs.String("route", "", "the query type to plan for: chitchat, factual or analytical")
+	classify := fs.Bool("classify", false, "profile the question with the offline classifier and plan for its route")
+	sources := fs.String("sources", "", "a JSON source table (default: the bundled sample's, unless --store or $ADAPTRAG_STORE names another knowledge base)")
+	store := fs.String("store", e.getenv("ADAPTRAG_STORE"), "the knowledge base the question is for (only decides the default source table)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -22,22 +37,52 @@ func runPlan(_ context.Context, e *env, args []string) error {
 	if len(pos) != 1 {
 		return fmt.Errorf("%w: want one QUESTION, got %d arguments", errUsage, len(pos))
 	}
-	res := plan.New(plan.Settings{}).Prepare(plan.Query{Text: pos[0], History: history, Source: *source})
+	settings := policy(*store).Plan
+	if *sources != "" {
+		b, err := os.ReadFile(*sources)
+		if err != nil {
+			return fmt.Errorf("%w: --sources: %w", errUsage, err)
+		}
+		if settings.Sources, err = plan.ParseSources(b); err != nil {
+			return fmt.Errorf("%w: --sources %s: %w", errUsage, *sources, err)
+		}
+	}
+	out := planOutput{}
+	qt := router.QueryType(*route)
+	switch {
+	case *route != "" && *classify:
+		return fmt.Errorf("%w: --route and --classify exclude each other", errUsage)
+	case *classify:
+		off, err := router.NewOffline()
+		if err != nil {
+			return err
+		}
+		prof, err := off.Classify(ctx, pos[0])
+		d := router.Policy{}.Decide(prof, err)
+		qt, out.Route = d.Route, d.Profile
+	case qt != "":
+		if err := (router.Profile{QueryType: qt, Complexity: router.Simple}).Validate(); err != nil {
+			return fmt.Errorf("%w: --route %q: want chitchat, factual or analytical", errUsage, *route)
+		}
+	}
+	out.Result = plan.New(settings).Prepare(plan.Query{Text: pos[0], History: history, Source: *source}, qt)
 	if *asJSON {
-		return writeJSON(e.stdout, res)
+		return writeJSON(e.stdout, out)
 	}
-	r := res.Route
-	fmt.Fprintf(e.stdout, "route:  %s %s\n", r.Route, r.Reason)
-	if r.Answer != "" {
-		fmt.Fprintf(e.stdout, "answer: %s\n", r.Answer)
+	d := out.Decision
+	fmt.Fprintf(e.stdout, "decision: %s %s\n", d.Action, d.Reason)
+	if out.Intent != nil {
+		fmt.Fprintf(e.stdout, "intent:   %s (confidence %.2f, rewrite %v, source %q; %s)\n", out.Intent.Intent, out.Intent.Confidence, out.Intent.RequiresRewrite, out.Intent.SuggestedSource, out.Intent.Reason)
 	}
-	if res.Intent != nil {
-		fmt.Fprintf(e.stdout, "intent: %s (confidence %.2f, rewrite %v, source %q; %s)\n", res.Intent.Intent, res.Intent.Confidence, res.Intent.RequiresRewrite, res.Intent.SuggestedSource, res.Intent.Reason)
+	if qt == "" {
+		fmt.Fprintln(e.stdout, "route:    not profiled (--route or --classify gives the plan a run would use)")
+	} else {
+		fmt.Fprintf(e.stdout, "route:    %s\n", qt)
 	}
-	if p := res.Plan; p != nil {
-		fmt.Fprintf(e.stdout, "plan:   faq %v (top %d, direct >= %.2f, exact only %v), doc %v (top %d), rerank %v, context %d, variants %v\n",
-			p.RunFAQ, p.FAQTopK, p.FAQDirectThreshold, p.FAQDirectExactOnly, p.RunDoc, p.DocTopK, p.Rerank, p.FinalContextTopN, p.UseQueryVariants)
-		fmt.Fprintf(e.stdout, "        category %s, prefer table %v, reason %s\n", p.QuestionCategory, p.PreferTable, p.Reason)
+	if p := out.Plan; p != nil {
+		fmt.Fprintf(e.stdout, "plan:     %s, faq %v (top %d, direct >= %.2f, exact only %v), doc top %d, rerank %v, passages %d, relevance >= %.2f, variants %v\n",
+			p.Mode, p.RunFAQ, p.FAQTopK, p.FAQDirectThreshold, p.FAQDirectExactOnly, p.DocTopK, p.Rerank, p.FinalContextTopN, p.MinContextScore, p.UseQueryVariants)
+		fmt.Fprintf(e.stdout, "          category %s, prefer table %v, reason %s\n", p.QuestionCategory, p.PreferTable, p.Reason)
 	}
 	return nil
 }

@@ -7,13 +7,13 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/adaptrag/adaptrag"
 	"github.com/adaptrag/adaptrag/kb"
 	"github.com/adaptrag/adaptrag/llm"
-	"github.com/adaptrag/adaptrag/nodes"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/embed"
-	"github.com/adaptrag/adaptrag/retrieval/rerank"
 	"github.com/adaptrag/adaptrag/router"
+	"github.com/adaptrag/adaptrag/samplekb"
 	"github.com/adaptrag/adaptrag/telemetry"
 )
 
@@ -27,7 +27,7 @@ type options struct {
 
 // app is an assembled pipeline and what it owns.
 type app struct {
-	pipe     *nodes.Pipeline
+	pipe     *adaptrag.Pipeline
 	kb       *kb.KB
 	embedder retrieval.Embedder
 	shutdown func(context.Context) error
@@ -68,6 +68,16 @@ func classifier(name string, cfg llm.Config) (router.Classifier, error) {
 	return nil, fmt.Errorf("%w: unknown classifier %q (offline, llm or cascade)", errUsage, name)
 }
 
+// policy returns the pipeline options for a knowledge base: the bundled
+// sample brings its source table; other knowledge bases bring none.
+func policy(store string) adaptrag.Options {
+	var o adaptrag.Options
+	if store == "" {
+		o.Plan.Sources = samplekb.PlanSources()
+	}
+	return o
+}
+
 func build(ctx context.Context, o options) (*app, error) {
 	emb, err := embed.FromConfig(embed.ConfigFromEnv())
 	if err != nil {
@@ -100,12 +110,22 @@ func build(ctx context.Context, o options) (*app, error) {
 	if err != nil {
 		return nil, errors.Join(err, a.shutdown(ctx))
 	}
-	a.pipe, err = nodes.New(nodes.Deps{
-		Docs: a.kb.Docs, FAQ: a.kb.FAQ, Embedder: emb, Classifier: clf, Generator: gen,
-		Reranker: rerank.NewLexical(rerank.LexicalConfig{}),
-	}, nodes.Config{TracerProvider: tp})
+	opts := policy(o.store)
+	opts.TracerProvider = tp
+	a.pipe, err = adaptrag.New(adaptrag.Deps{
+		Docs: a.kb.Docs, FAQ: searcher(a.kb.FAQ), Embedder: emb, Classifier: clf, Generator: gen,
+	}, opts)
 	if err != nil {
 		return nil, errors.Join(err, a.Close(ctx))
 	}
 	return a, nil
+}
+
+// searcher turns a possibly nil store into a possibly nil searcher (a nil
+// *Store in an interface would not compare equal to nil).
+func searcher(s retrieval.Store) retrieval.Searcher {
+	if s == nil {
+		return nil
+	}
+	return s
 }

@@ -1,7 +1,9 @@
-// Customnode adds a node to the adaptive graph and swaps another, through
-// nodes.Config: a "guard" that runs before generation and drops passages
-// from a source the caller may not quote, and a chitchat node with a
-// different reply. It prints the graph with the path the question took.
+// Customnode changes the adaptive graph through Options.Graph, the one
+// place to customise the pipeline: a guard before the decision that ends the
+// run for questions about individual salaries, a filter before generation
+// that drops passages from a source the caller may not quote, and a
+// different small-talk reply. It prints the graph with the path each
+// question took.
 //
 //	go run ./examples/customnode
 package main
@@ -10,13 +12,14 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"slices"
+	"strings"
 
+	"github.com/adaptrag/adaptrag"
+	"github.com/adaptrag/adaptrag/graph"
 	"github.com/adaptrag/adaptrag/kb"
-	"github.com/adaptrag/adaptrag/nodes"
+	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/embed"
-	"github.com/adaptrag/adaptrag/retrieval/rerank"
-	"github.com/adaptrag/adaptrag/router"
-	"github.com/adaptrag/adaptrag/state"
 )
 
 func main() {
@@ -27,36 +30,51 @@ func main() {
 		log.Fatal(err)
 	}
 	defer k.Close()
-	clf, err := router.NewOffline()
-	if err != nil {
-		log.Fatal(err)
-	}
-	guard := func(_ context.Context, s state.RAG) (state.RAG, error) {
-		var kept = s.Docs[:0:0]
-		for _, h := range s.Docs {
-			if h.Chunk.Source != "legal" {
-				kept = append(kept, h)
-			}
-		}
-		s.Docs = kept
-		return s, nil
-	}
-	hello := func(_ context.Context, s state.RAG) (state.RAG, error) {
-		s.Answer, s.AnsweredBy = "Hi! Ask me about the handbook.", "chitchat"
-		return s, nil
-	}
-	p, err := nodes.New(nodes.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb, Classifier: clf,
-		Reranker: rerank.NewLexical(rerank.LexicalConfig{})}, nodes.Config{
-		Insert:  []nodes.Insert{{Name: "guard", Before: nodes.NodeGenerate, Fn: guard}},
-		Replace: map[string]nodes.NodeFuncRAG{nodes.NodeChitchat: hello},
+	p, err := adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{
+		Graph: func(g *adaptrag.Graph) error {
+			// A guard that ends the run.
+			g.InsertBefore(adaptrag.NodeDecide, "guard", guard)
+			g.RemoveEdges("guard")
+			g.AddConditionalEdges("guard", answered, map[string]string{"stop": graph.End, "go": adaptrag.NodeDecide})
+			// A node added before generation.
+			g.InsertBefore(adaptrag.NodeGenerate, "no_legal", noLegal)
+			// A node replaced.
+			g.ReplaceNode(adaptrag.NodeChitchat, hello)
+			return nil
+		},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := p.Ask(ctx, nodes.Request{Question: "Compare the approval chains for expenses under 1000 and over 5000"}, nil)
-	if err != nil {
-		log.Fatal(err)
+	for _, q := range []string{"What is the salary of my manager?", "Compare the approval chains for expenses under 1000 and over 5000", "thanks!"} {
+		res, err := p.Ask(ctx, adaptrag.Request{Question: q})
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s\n%s\n%d passages; answer: %s\n\n", q, p.Diagram().Text(&res.Steps), len(res.Docs), res.Answer)
 	}
-	fmt.Print(p.Runnable().Diagram().Text(&res.Path))
-	fmt.Printf("\n%d passages after the guard\n%s\n", len(res.State.Docs), res.State.Answer)
+}
+
+func guard(_ context.Context, s adaptrag.State) (adaptrag.State, error) {
+	if strings.Contains(strings.ToLower(s.Question), "salary of") {
+		s.Answer, s.AnsweredBy = "I can't discuss individual salaries.", "guard"
+	}
+	return s, nil
+}
+
+func answered(s adaptrag.State) string {
+	if s.Answer != "" {
+		return "stop"
+	}
+	return "go"
+}
+
+func noLegal(_ context.Context, s adaptrag.State) (adaptrag.State, error) {
+	s.Docs = slices.DeleteFunc(s.Docs, func(h retrieval.Hit) bool { return h.Chunk.Source == "legal" })
+	return s, nil
+}
+
+func hello(_ context.Context, s adaptrag.State) (adaptrag.State, error) {
+	s.Answer, s.AnsweredBy = "Hi! Ask me about the handbook.", "chitchat"
+	return s, nil
 }

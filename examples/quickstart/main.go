@@ -1,6 +1,6 @@
 // Quickstart embeds the adaptive pipeline in a program: the bundled sample
-// handbook, the offline classifier, embedder and reranker, and a question
-// from the command line (or three seed questions).
+// handbook with the offline classifier, embedder and reranker, and a
+// question from the command line (or one question per route).
 //
 //	go run ./examples/quickstart "电子发票多久能开好？"
 package main
@@ -11,11 +11,9 @@ import (
 	"log"
 	"os"
 
+	"github.com/adaptrag/adaptrag"
 	"github.com/adaptrag/adaptrag/kb"
-	"github.com/adaptrag/adaptrag/nodes"
 	"github.com/adaptrag/adaptrag/retrieval/embed"
-	"github.com/adaptrag/adaptrag/retrieval/rerank"
-	"github.com/adaptrag/adaptrag/router"
 )
 
 func main() {
@@ -26,14 +24,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer k.Close()
-	clf, err := router.NewOffline()
-	if err != nil {
-		log.Fatal(err)
-	}
-	p, err := nodes.New(nodes.Deps{
-		Docs: k.Docs, FAQ: k.FAQ, Embedder: emb, Classifier: clf,
-		Reranker: rerank.NewLexical(rerank.LexicalConfig{}),
-	}, nodes.Config{})
+	p, err := adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -42,11 +33,14 @@ func main() {
 		questions = []string{"你好，你能做什么？", "退货要在几天内发起？", "对比一下差旅报销和招待报销的流程差异"}
 	}
 	for _, q := range questions {
-		res, err := p.Ask(ctx, nodes.Request{Question: q}, nil)
+		res, err := p.Ask(ctx, adaptrag.Request{Question: q})
 		if err != nil {
 			log.Fatal(err)
 		}
-		s := res.State
-		fmt.Printf("[%s, %d chunks] %s\n  %s\n\n", s.Route.QueryType, len(s.Docs), q, s.Answer)
+		fmt.Printf("[%s, %d passages] %s\n  %s\n", res.Route.QueryType, len(res.Docs), q, res.Answer)
+		for _, c := range res.Citations {
+			fmt.Printf("  [%d] %s %s\n", c.N, c.Origin, c.Locator)
+		}
+		fmt.Println()
 	}
 }

@@ -34,6 +34,7 @@ type Request struct {
 	Messages       []Message       // "messages", text parts joined
 	ResponseFormat json.RawMessage // "response_format", nil when absent
 	Temperature    *float64        // "temperature", nil when absent
+	Stream         bool            // "stream": the reply is sent as server-sent events
 }
 
 // PromptText is all message contents joined by newlines.
@@ -190,6 +191,7 @@ type wireRequest struct {
 	} `json:"messages"`
 	ResponseFormat json.RawMessage `json:"response_format"`
 	Temperature    *float64        `json:"temperature"`
+	Stream         bool            `json:"stream"`
 }
 
 // decodeContent accepts both a string and an array of {type,text} parts.
@@ -222,7 +224,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
 		return
 	}
-	req := Request{Body: body, Model: wr.Model, ResponseFormat: wr.ResponseFormat, Temperature: wr.Temperature}
+	req := Request{Body: body, Model: wr.Model, ResponseFormat: wr.ResponseFormat, Temperature: wr.Temperature, Stream: wr.Stream}
 	if len(req.ResponseFormat) == 0 || string(req.ResponseFormat) == "null" {
 		req.ResponseFormat = nil
 	}
@@ -261,6 +263,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if finish == "" {
 		finish = "stop"
 	}
+	if wr.Stream {
+		s.stream(w, r, wr.Model, rep, finish)
+		return
+	}
 	msg := map[string]any{"role": "assistant", "content": rep.Content, "refusal": nil}
 	if rep.Refusal != "" {
 		msg["content"] = nil
@@ -280,6 +286,47 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)
+}
+
+// streamChunkRunes is the size of the content deltas a streamed reply is
+// cut into.
+const streamChunkRunes = 4
+
+// stream answers as OpenAI does when "stream": true: server-sent events,
+// one chat.completion.chunk per content delta, a final chunk with the
+// finish reason and usage, then [DONE].
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, rep Reply, finish string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	chunk := func(delta map[string]any, finish any, usage any) map[string]any {
+		c := map[string]any{"id": "chatcmpl-llmtest", "object": "chat.completion.chunk", "created": 0, "model": model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+		if usage != nil {
+			c["usage"] = usage
+		}
+		return c
+	}
+	runes := []rune(rep.Content)
+	for i := 0; i < len(runes); i += streamChunkRunes {
+		if r.Context().Err() != nil {
+			return
+		}
+		send(chunk(map[string]any{"role": "assistant", "content": string(runes[i:min(i+streamChunkRunes, len(runes))])}, nil, nil))
+	}
+	send(chunk(map[string]any{}, finish, map[string]any{
+		"prompt_tokens": rep.PromptTokens, "completion_tokens": rep.CompletionTokens, "total_tokens": rep.PromptTokens + rep.CompletionTokens,
+	}))
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {

@@ -159,6 +159,7 @@ func (r *LLM) batch(ctx context.Context, query string, hits []retrieval.Hit) ([]
 	})
 	r.in.Add(int64(resp.Usage.InputTokens))
 	r.out.Add(int64(resp.Usage.OutputTokens))
+	llm.Charge(ctx, resp.Usage)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil && !isContextErr(err) {
 			err = fmt.Errorf("%w (%v)", cerr, err)

@@ -1,0 +1,261 @@
+package adaptrag
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/adaptrag/adaptrag/graph"
+	"github.com/adaptrag/adaptrag/nodes"
+	"github.com/adaptrag/adaptrag/plan"
+	"github.com/adaptrag/adaptrag/retrieval"
+	"github.com/adaptrag/adaptrag/state"
+)
+
+// Request is one question to answer.
+type Request struct {
+	Question string
+	// History is the conversation so far, oldest first, as chat APIs send
+	// it (roles user and assistant).
+	History []Message
+	// Source restricts retrieval to one source of the knowledge base ("" for
+	// any).
+	Source string
+	// Scope is the caller's tenant, from its own authentication; no
+	// question, document or model output can change it.
+	Scope retrieval.Scope
+	// Actor is who asks, from the caller's authentication, for look-ups
+	// that check permissions.
+	Actor string
+}
+
+// SearchRequest asks for passages only: the same routing and plan as Ask,
+// no answer. K and Mode override the plan's passage count and mode.
+type SearchRequest struct {
+	Query   string
+	History []Message
+	Source  string
+	Scope   retrieval.Scope
+	Actor   string
+	K       int       // passages wanted; 0: the plan's
+	Mode    plan.Mode // "dense" or "hybrid"; "": the plan's
+}
+
+// EventKind tells what an Event reports.
+type EventKind uint8
+
+// Kinds of Event.
+const (
+	EventNode   EventKind = iota + 1 // a node finished
+	EventToken                       // a piece of the answer: Text is set
+	EventResult                      // the run finished: Result is set
+)
+
+// String returns "node", "token" or "result".
+func (k EventKind) String() string {
+	switch k {
+	case EventNode:
+		return "node"
+	case EventToken:
+		return "token"
+	case EventResult:
+		return "result"
+	}
+	return "unknown"
+}
+
+// Event is the progress of a streamed run.
+type Event struct {
+	Kind EventKind
+	// For EventNode: the node that finished, its step (1-based), the label
+	// of the edge its router chose ("" when it has none), how long it took
+	// and its usage entry (tokens).
+	Node     string
+	Step     int
+	Label    string
+	Duration time.Duration
+	Usage    state.Usage
+	// Text is a piece of the answer, for EventToken. A model that streams
+	// sends the answer in many pieces as it writes it; any other answer
+	// (extractive, FAQ, fixed reply) comes as one piece. The pieces are a
+	// preview: should a model fail mid-answer, the Result's answer (the
+	// extractive one) is the one that stands.
+	Text string
+	// Result is the outcome, for EventResult.
+	Result *Result
+}
+
+// Ask answers one question. Input errors (ErrEmptyQuestion,
+// ErrQuestionTooLong, ErrInvalidUTF8, ErrInvalidHistory, ErrNoTenant) are
+// returned before any work. A run that fails returns an error naming the
+// node (a *graph.NodeError; a timeout matches context.DeadlineExceeded and
+// a store that is down retrieval.ErrUnavailable) together with the Result
+// reached so far, which holds the path taken.
+func (p *Pipeline) Ask(ctx context.Context, req Request) (*Result, error) {
+	return p.run(ctx, req.state(), req.caller(), nil)
+}
+
+// Stream answers one question like Ask and yields an EventNode as each
+// node finishes, EventToken pieces of the answer, then one EventResult. A failed run ends with one (zero
+// Event, error) pair. Breaking out of the loop cancels the run. Each range
+// over the sequence starts a new run.
+func (p *Pipeline) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		stopped := false
+		res, err := p.run(ctx, req.state(), req.caller(), func(ev Event) bool {
+			if !yield(ev, nil) {
+				stopped = true
+				return false
+			}
+			return true
+		})
+		switch {
+		case stopped:
+		case err != nil:
+			yield(Event{}, err)
+		default:
+			yield(Event{Kind: EventResult, Result: res}, nil)
+		}
+	}
+}
+
+// Search routes and plans a query as Ask does and returns the passages the
+// answer would use, without generating one: adaptive retrieval for callers
+// that write their own answer.
+func (p *Pipeline) Search(ctx context.Context, req SearchRequest) (*Result, error) {
+	s := state.RAG{Question: req.Query, History: req.History, Source: req.Source, SearchOnly: true}
+	if req.K < 0 {
+		return nil, fmt.Errorf("%w: k = %d", retrieval.ErrInvalid, req.K)
+	}
+	if req.K > 0 {
+		s.Adjust.FinalContextTopN = plan.Set(float64(req.K))
+		s.Adjust.DocTopK = plan.AtLeast(float64(req.K))
+	}
+	switch req.Mode {
+	case "":
+	case plan.ModeDense, plan.ModeHybrid:
+		s.Adjust.Mode = req.Mode
+	default:
+		return nil, fmt.Errorf("%w: mode %q (want dense or hybrid)", retrieval.ErrInvalid, req.Mode)
+	}
+	return p.run(ctx, s, nodes.Caller{Scope: req.Scope, Actor: req.Actor}, nil)
+}
+
+func (r Request) state() state.RAG {
+	return state.RAG{Question: r.Question, History: r.History, Source: r.Source}
+}
+
+func (r Request) caller() nodes.Caller { return nodes.Caller{Scope: r.Scope, Actor: r.Actor} }
+
+// check refuses a request before any work.
+func (p *Pipeline) check(s *state.RAG, c nodes.Caller) error {
+	if err := nodes.CheckQuestion(s.Question, p.maxRunes); err != nil {
+		return err
+	}
+	if err := nodes.CheckHistory(s.History); err != nil {
+		return err
+	}
+	if p.opts.RequireTenant && strings.TrimSpace(c.Scope.Tenant) == "" {
+		return ErrNoTenant
+	}
+	return nil
+}
+
+// run executes the graph for s on behalf of c, inside a run span, and
+// reports node events to emit (nil: none).
+func (p *Pipeline) run(ctx context.Context, s state.RAG, c nodes.Caller, emit func(Event) bool) (*Result, error) {
+	if err := p.check(&s, c); err != nil {
+		return nil, err
+	}
+	ctx, span := p.tracer.Start(ctx, "adaptrag.run", trace.WithAttributes(
+		attribute.Int("adaptrag.question.runes", utf8.RuneCountInString(s.Question)),
+		attribute.Int("adaptrag.history.turns", len(s.History)),
+		attribute.Bool("adaptrag.search_only", s.SearchOnly)))
+	defer span.End()
+	ctx = nodes.WithCaller(ctx, c)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	streamed, stopped := false, false
+	if emit != nil {
+		ctx = nodes.WithTokens(ctx, func(text string) {
+			if !stopped && !emit(Event{Kind: EventToken, Node: NodeGenerate, Text: text}) {
+				stopped = true
+				cancel() // the consumer is gone: stop the model too
+			}
+			streamed = true
+		})
+	}
+	final := s
+	var path graph.Path
+	var runErr error
+	for ev, err := range p.app.Stream(ctx, s) {
+		if stopped {
+			return nil, context.Canceled
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+		path.Add(ev.Edge())
+		switch ev.Kind {
+		case graph.NodeEnd:
+			if ev.Err == nil {
+				final = ev.State
+			}
+			if emit != nil {
+				e := Event{Kind: EventNode, Node: ev.Node, Step: ev.Step, Label: ev.Label, Duration: ev.Duration}
+				if n := len(ev.State.Usage); n > 0 && ev.Err == nil {
+					e.Usage = ev.State.Usage[n-1]
+				}
+				if !emit(e) {
+					return nil, context.Canceled
+				}
+			}
+		case graph.RunEnd:
+			final = ev.State
+		}
+	}
+	if emit != nil && runErr == nil && !streamed && final.Answer != "" {
+		if !emit(Event{Kind: EventToken, Node: path.Nodes[len(path.Nodes)-1], Text: final.Answer}) {
+			return nil, context.Canceled
+		}
+	}
+	res := newResult(final, path, c, traceID(span))
+	in, out := final.TotalTokens()
+	span.SetAttributes(
+		attribute.String("adaptrag.route", string(final.Route.QueryType)),
+		attribute.Bool("adaptrag.route.fallback", final.Route.Fallback),
+		attribute.String("adaptrag.answered_by", string(final.AnsweredBy)),
+		attribute.Int("adaptrag.hits", len(final.Docs)),
+		attribute.Int("gen_ai.usage.input_tokens", in),
+		attribute.Int("gen_ai.usage.output_tokens", out))
+	if runErr != nil {
+		span.RecordError(runErr)
+		span.SetStatus(codes.Error, runErr.Error())
+		return res, runErr
+	}
+	return res, nil
+}
+
+func traceID(span trace.Span) string {
+	if sc := span.SpanContext(); sc.HasTraceID() {
+		return sc.TraceID().String()
+	}
+	return ""
+}
+
+// CheckQuestion reports why a pipeline with the default limits would refuse
+// question q: ErrInvalidUTF8, ErrEmptyQuestion or ErrQuestionTooLong.
+func CheckQuestion(q string) error { return nodes.CheckQuestion(q, 0) }
+
+// CheckHistory reports a history a pipeline would refuse
+// (ErrInvalidHistory): a role other than user or assistant, or content that
+// is not valid UTF-8.
+func CheckHistory(h []Message) error { return nodes.CheckHistory(h) }
