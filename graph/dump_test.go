@@ -209,3 +209,20 @@ func TestDOTRendersWithGraphviz(t *testing.T) {
 		}
 	}
 }
+
+func TestDiagramIsACopy(t *testing.T) {
+	r := dumpGraph(t)
+	want := r.Diagram().Mermaid(nil)
+	d := r.Diagram()
+	d.Name = "changed"
+	d.Nodes[0].Name = "changed"
+	d.Nodes = append(d.Nodes[:1], DiagramNode{Name: "extra"})
+	d.Edges[0].To = "changed"
+	d.Edges = d.Edges[:1]
+	if got := r.Diagram().Mermaid(nil); got != want {
+		t.Errorf("changing a returned diagram changed later ones:\n%s", got)
+	}
+	if r.Diagram() == r.Diagram() {
+		t.Errorf("Diagram returns the same pointer twice")
+	}
+}
