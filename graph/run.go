@@ -104,7 +104,7 @@ const fanOutIdx = -3
 func (rn *run[S]) start(ctx context.Context, s S) (S, error) {
 	to, label, err := rn.resolve(&rn.r.start, Start, s)
 	if err != nil {
-		return s, err
+		return s, &NodeError{Graph: rn.r.name, Node: Start, Err: err}
 	}
 	var last string
 	s, last, label, err = rn.walk(ctx, to, label, Start, &rn.r.start, s, endIdx)
@@ -116,7 +116,8 @@ func (rn *run[S]) start(ctx context.Context, s S) (S, error) {
 }
 
 // resolve picks the target of nx for state s, calling the router of a
-// conditional edge. Router panics become errors naming the node.
+// conditional edge. A router panic or an undeclared label is returned as an
+// error for the caller to attribute to the node.
 func (rn *run[S]) resolve(nx *next[S], from string, s S) (to int, label string, err error) {
 	switch nx.kind {
 	case toNode:
@@ -126,13 +127,13 @@ func (rn *run[S]) resolve(nx *next[S], from string, s S) (to int, label string, 
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = &NodeError{Graph: rn.r.name, Node: from, Err: fmt.Errorf("route: %w", &PanicError{Value: p, Stack: debug.Stack()})}
+			err = fmt.Errorf("route: %w", &PanicError{Value: p, Stack: debug.Stack()})
 		}
 	}()
 	label = nx.route(s)
 	to, ok := nx.labels[label]
 	if !ok {
-		return 0, label, &NodeError{Graph: rn.r.name, Node: from, Err: &RouteError{Node: from, Label: label}}
+		return 0, label, &RouteError{Node: from, Label: label}
 	}
 	return to, label, nil
 }
@@ -244,12 +245,9 @@ func (rn *run[S]) node(ctx context.Context, n *node[S], step int, from, via stri
 		to, label, err = rn.resolve(&n.next, n.name, out)
 	}
 	if err != nil {
-		var ne *NodeError
-		if !errors.As(err, &ne) {
-			err = &NodeError{Graph: rn.r.name, Node: n.name, Step: step, Attempt: attempts, Err: err}
-		} else if ne.Step == 0 {
-			ne.Step, ne.Attempt = step, attempts
-		}
+		// Always this graph's node, even when err already holds a
+		// *NodeError from a graph run inside the node: both names stay.
+		err = &NodeError{Graph: rn.r.name, Node: n.name, Step: step, Attempt: attempts, Err: err}
 	}
 	if span != nil {
 		if label != "" {
