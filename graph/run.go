@@ -110,6 +110,11 @@ func (rn *run[S]) start(ctx context.Context, s S) (S, error) {
 	s, last, label, err = rn.walk(ctx, rn.emit, to, label, Start, &rn.r.start, s, endIdx)
 	if err == nil && rn.emit != nil {
 		ev := Event[S]{Kind: RunEnd, Node: End, From: last, Label: label, State: s, Step: int(rn.steps.Load())}
+		if rn.r.clone != nil {
+			if ev.State, err = rn.copyOf(s); err != nil {
+				return s, &NodeError{Graph: rn.r.name, Node: End, Err: err}
+			}
+		}
 		rn.emit(&ev)
 	}
 	return s, err
@@ -231,6 +236,11 @@ func (rn *run[S]) node(ctx context.Context, emit emitFunc[S], n *node[S], step i
 		// Before the span starts: a consumer that stops (or panics) here
 		// leaves no span open for a node that never ran.
 		ev := Event[S]{Kind: NodeStart, Node: n.name, Step: step, From: from, Label: via, State: s}
+		if rn.r.clone != nil {
+			if ev.State, err = rn.copyOf(s); err != nil {
+				return s, 0, "", &NodeError{Graph: rn.r.name, Node: n.name, Step: step, Err: err}
+			}
+		}
 		if !emit(&ev) {
 			return s, 0, "", context.Canceled
 		}
@@ -245,6 +255,19 @@ func (rn *run[S]) node(ctx context.Context, emit emitFunc[S], n *node[S], step i
 	out, attempts, err = rn.attempts(ctx, n, s)
 	if err == nil {
 		to, label, err = rn.resolve(&n.next, n.name, out)
+	}
+	var evState S // the state NodeEnd reports
+	if emit != nil {
+		evState = out
+		if err != nil {
+			evState = s
+		}
+		if rn.r.clone != nil {
+			var cerr error
+			if evState, cerr = rn.copyOf(evState); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
 	}
 	if err != nil {
 		// Always this graph's node, even when err already holds a
@@ -264,10 +287,7 @@ func (rn *run[S]) node(ctx context.Context, emit emitFunc[S], n *node[S], step i
 		span.End()
 	}
 	if emit != nil {
-		ev := Event[S]{Kind: NodeEnd, Node: n.name, Step: step, From: from, Label: label, Duration: time.Since(began), Err: err, Attempts: attempts, State: out}
-		if err != nil {
-			ev.State = s
-		}
+		ev := Event[S]{Kind: NodeEnd, Node: n.name, Step: step, From: from, Label: label, Duration: time.Since(began), Err: err, Attempts: attempts, State: evState}
 		emit(&ev)
 	}
 	return out, to, label, err
@@ -282,7 +302,7 @@ func (rn *run[S]) attempts(ctx context.Context, n *node[S], s S) (S, int, error)
 		retry = IsRetryable
 	}
 	for a := 1; ; a++ {
-		out, err := call(ctx, n, s)
+		out, err := call(ctx, n, s, rn.r.clone)
 		if err == nil {
 			return out, a, nil
 		}
@@ -307,9 +327,9 @@ func (rn *run[S]) attempts(ctx context.Context, n *node[S], s S) (S, int, error)
 	}
 }
 
-// call makes one attempt: it applies the node's timeout and turns a panic
-// into an error.
-func call[S any](ctx context.Context, n *node[S], s S) (out S, err error) {
+// call makes one attempt: it applies the node's timeout, hands the node a
+// clone of s when clone is set, and turns a panic into an error.
+func call[S any](ctx context.Context, n *node[S], s S, clone func(S) S) (out S, err error) {
 	if n.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(n.timeout))
@@ -320,7 +340,11 @@ func call[S any](ctx context.Context, n *node[S], s S) (out S, err error) {
 			out, err = s, &PanicError{Value: p, Stack: debug.Stack()}
 		}
 	}()
-	out, err = n.fn(ctx, s)
+	in := s
+	if clone != nil {
+		in = clone(s)
+	}
+	out, err = n.fn(ctx, in)
 	if err != nil && n.timeout > 0 && ctx.Err() == context.DeadlineExceeded && !errors.Is(err, context.DeadlineExceeded) {
 		// The node reported something else once its deadline passed; keep
 		// the timeout visible so it is never mistaken for another failure.
@@ -445,5 +469,20 @@ func (rn *run[S]) merge(nx *next[S], from string, s S, outs []S) (out S, err err
 			err = &NodeError{Graph: rn.r.name, Node: from, Err: fmt.Errorf("merge: %w", err)}
 		}
 	}()
+	if rn.r.clone != nil {
+		// The engine keeps s: it is the state reported if the merge fails.
+		s = rn.r.clone(s)
+	}
 	return nx.merge(s, outs)
+}
+
+// copyOf returns Config.Clone(s) for an event, turning a panic in Clone
+// into an error.
+func (rn *run[S]) copyOf(s S) (c S, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("clone: %w", &PanicError{Value: p, Stack: debug.Stack()})
+		}
+	}()
+	return rn.r.clone(s), nil
 }
