@@ -166,9 +166,10 @@ func TestStreamBranchBackpressureAndBreak(t *testing.T) {
 func TestStreamBranchFailure(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	boom := errors.New("boom")
+	rightRuns := make(chan struct{})
 	r := mustCompile(t, fanOutGraph(
-		func(_ context.Context, s st) (st, error) { return s, boom },
-		func(ctx context.Context, s st) (st, error) { <-ctx.Done(); return s, ctx.Err() }), Config{})
+		func(_ context.Context, s st) (st, error) { <-rightRuns; return s, boom },
+		func(ctx context.Context, s st) (st, error) { close(rightRuns); <-ctx.Done(); return s, ctx.Err() }), Config{})
 	ends := map[string]error{}
 	var last error
 	for ev, err := range r.Stream(context.Background(), st{}) {
