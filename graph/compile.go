@@ -127,6 +127,9 @@ func (g *Graph[S]) Compile(cfg Config) (*Runnable[S], error) {
 	// Outgoing edges: shape and targets.
 	for _, from := range g.order {
 		o := g.out[from]
+		if o.empty() {
+			continue // edges removed by RemoveEdges
+		}
 		if from != Start && !known(from) {
 			bad(from, ErrUnknownNode)
 			continue
@@ -163,7 +166,7 @@ func (g *Graph[S]) Compile(cfg Config) (*Runnable[S], error) {
 			badEdge(n.name, n.fallback, ErrUnknownNode)
 		}
 	}
-	if _, ok := g.out[Start]; !ok {
+	if g.out[Start].empty() {
 		bad(Start, ErrNoEntry)
 	}
 	if len(errs) > 0 {
@@ -270,7 +273,7 @@ func (g *Graph[S]) build(cfg Config, clone func(S) S) *Runnable[S] {
 	}
 	mkNext := func(o *outSpec[S]) next[S] {
 		switch {
-		case o == nil:
+		case o.empty():
 			return next[S]{kind: toNode, to: endIdx}
 		case o.route != nil:
 			labels := make(map[string]int, len(o.target))

@@ -19,7 +19,10 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // dumpGraph exercises every edge kind: conditional, fan-out with join,
 // fallback, and node policies.
-func dumpGraph(t *testing.T) *Runnable[st] {
+func dumpGraph(t *testing.T) *Runnable[st] { return mustCompile(t, demoGraph(), Config{}) }
+
+// demoGraph is the builder behind dumpGraph and the golden files.
+func demoGraph() *Graph[st] {
 	g := New[st]("adaptive \"demo\"")
 	g.AddNode("classify", nop, WithTimeout(2*time.Second), WithFallback("hybrid")).
 		AddNode("direct", nop).
@@ -40,7 +43,7 @@ func dumpGraph(t *testing.T) *Runnable[st] {
 		AddEdge("bm25", "fuse").
 		AddEdge("fuse", "generate").
 		AddEdge("generate", End)
-	return mustCompile(t, g, Config{})
+	return g
 }
 
 func runPath(t *testing.T, r *Runnable[st], s st) *Path {
