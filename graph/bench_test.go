@@ -15,6 +15,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/adaptrag/adaptrag/graph"
@@ -103,3 +104,32 @@ func BenchmarkChain50(b *testing.B)          { runBench(b, chain(b, 50), "") }
 func BenchmarkRouterChitchat(b *testing.B)   { runBench(b, router(b), "chitchat") }
 func BenchmarkRouterFactual(b *testing.B)    { runBench(b, router(b), "factual") }
 func BenchmarkRouterAnalytical(b *testing.B) { runBench(b, router(b), "analytical") }
+
+// BenchmarkRouterAnalyticalClone is RouterAnalytical with Config.Clone set,
+// to show what cloning each node's input costs (here: one slice).
+func BenchmarkRouterAnalyticalClone(b *testing.B) {
+	g := graph.New[benchState]("router")
+	for _, n := range []string{"classify", "vector", "hybrid", "rerank", "generate"} {
+		g.AddNode(n, identity)
+	}
+	g.AddEdge(graph.Start, "classify").
+		AddConditionalEdges("classify", func(s benchState) string { return s.Route }, map[string]string{
+			"chitchat": "generate", "factual": "vector", "analytical": "hybrid",
+		}).
+		AddEdge("vector", "generate").AddEdge("hybrid", "rerank").AddEdge("rerank", "generate").
+		AddEdge("generate", graph.End)
+	cfg := benchConfig()
+	cfg.Clone = func(s benchState) benchState { s.Docs = slices.Clone(s.Docs); return s }
+	r, err := g.Compile(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	in := benchState{Route: "analytical", Docs: []string{"a", "b", "c"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.Invoke(ctx, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

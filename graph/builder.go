@@ -30,8 +30,11 @@ type RouteFunc[S any] func(s S) string
 type MergeFunc[S any] func(base S, branches []S) (S, error)
 
 // Graph is a builder: add nodes and edges, then Compile it into a Runnable.
+// A graph can also be edited before compiling (ReplaceNode, RemoveNode,
+// RemoveEdges, InsertBefore), for instance to customise one assembled
+// elsewhere; a compiled Runnable never sees later edits.
 // A Graph is not safe for concurrent use; the Runnable it compiles to is.
-// Methods never panic: the first problems are kept and reported by Compile.
+// Methods never panic: problems are kept and reported by Compile.
 type Graph[S any] struct {
 	name  string
 	nodes []*nodeSpec[S]
@@ -64,6 +67,12 @@ type outSpec[S any] struct {
 	merge    MergeFunc[S]
 	fanouts  int // number of AddFanOut calls, to reject duplicates
 	conds    int // number of AddConditionalEdges calls
+}
+
+// empty reports whether o declares no edge: never declared, or removed by
+// RemoveEdges.
+func (o *outSpec[S]) empty() bool {
+	return o == nil || len(o.static) == 0 && o.conds == 0 && o.fanouts == 0
 }
 
 // New returns an empty graph builder. The name labels spans and diagrams.
@@ -114,13 +123,156 @@ func (g *Graph[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *Gra
 		g.errs = append(g.errs, &BuildError{Node: name, Err: ErrDuplicateNode})
 		return g
 	}
+	g.index[name] = len(g.nodes)
+	g.nodes = append(g.nodes, newNodeSpec(name, fn, opts))
+	return g
+}
+
+func newNodeSpec[S any](name string, fn NodeFunc[S], opts []NodeOption) *nodeSpec[S] {
 	var o nodeOptions
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil {
+			opt(&o)
+		}
 	}
-	g.index[name] = len(g.nodes)
-	g.nodes = append(g.nodes, &nodeSpec[S]{name: name, fn: fn, timeout: o.timeout, retry: o.retry, fallback: o.fallback})
+	return &nodeSpec[S]{name: name, fn: fn, timeout: o.timeout, retry: o.retry, fallback: o.fallback}
+}
+
+// fail records a problem for Compile to report. op names the editing
+// method, so that the message tells which call went wrong.
+func (g *Graph[S]) fail(node string, err error, op string) {
+	if op != "" {
+		err = fmt.Errorf("%w (%s)", err, op)
+	}
+	g.errs = append(g.errs, &BuildError{Node: node, Err: err})
+}
+
+// Nodes returns the names of the graph's nodes in declaration order.
+func (g *Graph[S]) Nodes() []string {
+	names := make([]string, len(g.nodes))
+	for i, n := range g.nodes {
+		names[i] = n.name
+	}
+	return names
+}
+
+// HasNode reports whether the graph has a node called name.
+func (g *Graph[S]) HasNode(name string) bool {
+	_, ok := g.index[name]
+	return ok
+}
+
+// ReplaceNode swaps the function and options of the node name, keeping its
+// place in the declaration order and every edge into and out of it. The
+// options replace the old ones as a whole: a timeout, retry policy or
+// fallback the node had is dropped unless given again. An unknown name is
+// reported by Compile as a *BuildError matching ErrUnknownNode, a nil fn
+// as ErrNilFunc; the graph is then left as it was.
+func (g *Graph[S]) ReplaceNode(name string, fn NodeFunc[S], opts ...NodeOption) *Graph[S] {
+	i, ok := g.index[name]
+	switch {
+	case !ok:
+		g.fail(name, ErrUnknownNode, "ReplaceNode")
+	case fn == nil:
+		g.fail(name, ErrNilFunc, "ReplaceNode")
+	default:
+		g.nodes[i] = newNodeSpec(name, fn, opts)
+	}
 	return g
+}
+
+// RemoveNode removes the node name with its options and outgoing edges.
+// Edges that still lead to it, from other nodes, Start or fallbacks, are
+// left in place: Compile reports each as an unknown target until it is
+// removed or rewired. A node added again under the same name is placed last
+// in the declaration order. Removing Start, End or an unknown name is
+// reported by Compile.
+func (g *Graph[S]) RemoveNode(name string) *Graph[S] {
+	i, ok := g.index[name]
+	switch {
+	case name == "" || name == Start || name == End:
+		g.fail(name, ErrReservedName, "RemoveNode")
+		return g
+	case !ok:
+		g.fail(name, ErrUnknownNode, "RemoveNode")
+		return g
+	}
+	g.nodes = slices.Delete(g.nodes, i, i+1)
+	delete(g.index, name)
+	for j := i; j < len(g.nodes); j++ {
+		g.index[g.nodes[j].name] = j
+	}
+	delete(g.out, name)
+	g.order = slices.DeleteFunc(g.order, func(n string) bool { return n == name })
+	return g
+}
+
+// RemoveEdges removes every outgoing edge of from, whatever its kind
+// (plain, conditional or fan-out), so that from can be wired anew: for
+// instance given a conditional edge that may lead to End. from may be
+// Start. A fallback is a node option, not an edge, and stays. Edges added
+// to from afterwards are listed in diagrams where the removed ones were.
+// Removing the edges of a name that is neither a node nor the source of
+// any edge is reported by Compile.
+func (g *Graph[S]) RemoveEdges(from string) *Graph[S] {
+	if o := g.out[from]; o != nil {
+		*o = outSpec[S]{} // keeps from's place in g.order
+	} else if from != Start && !g.HasNode(from) {
+		g.fail(from, ErrUnknownNode, "RemoveEdges")
+	}
+	return g
+}
+
+// InsertBefore adds the node name (as AddNode does) in front of target:
+// every edge that led to target now leads to name, and name gets a plain
+// edge to target. Redirected are plain edges (Start's included), the
+// targets of conditional edges, fan-out branches and joins, and fallbacks
+// of other nodes. target may be End, to add a last step to every way out.
+// Give name other outgoing edges with RemoveEdges and AddConditionalEdges,
+// for example to let it end the run early.
+//
+// A target that is Start or unknown, or a name AddNode would refuse, is
+// reported by Compile, and the graph is then left as it was.
+func (g *Graph[S]) InsertBefore(target, name string, fn NodeFunc[S], opts ...NodeOption) *Graph[S] {
+	switch {
+	case target == Start:
+		g.fail(target, ErrReservedName, "InsertBefore")
+		return g
+	case target != End && !g.HasNode(target):
+		g.fail(target, ErrUnknownNode, "InsertBefore")
+		return g
+	}
+	errs := len(g.errs)
+	if g.AddNode(name, fn, opts...); len(g.errs) > errs {
+		return g
+	}
+	redirect := func(to *string) {
+		if *to == target {
+			*to = name
+		}
+	}
+	for _, o := range g.out {
+		for i := range o.static {
+			redirect(&o.static[i])
+		}
+		for l, t := range o.target {
+			if t == target {
+				o.target[l] = name
+			}
+		}
+		for i := range o.branches {
+			redirect(&o.branches[i])
+		}
+		if o.fanouts > 0 {
+			redirect(&o.join)
+		}
+	}
+	for _, n := range g.nodes {
+		if n.name != name {
+			redirect(&n.fallback)
+		}
+	}
+	return g.AddEdge(name, target)
 }
 
 func (g *Graph[S]) outOf(from string) *outSpec[S] {

@@ -28,6 +28,30 @@ type Config struct {
 	// provider (otel.GetTracerProvider), which costs next to nothing until
 	// an SDK is installed.
 	TracerProvider trace.TracerProvider
+	// Clone, when set, must be a func(S) S for the graph's state type S (a
+	// method value such as State.Clone will do); Compile reports any other
+	// type. It returns a deep copy of its argument: one that shares no
+	// slice, map or pointer the node could write through. It must not modify
+	// its argument, and it may be called from several goroutines at once.
+	//
+	// With Clone set, no value the engine still needs is handed out:
+	//   - each node attempt (retries, fallbacks and fan-out branches
+	//     included) receives a fresh clone, so a node may modify every slice
+	//     and map it receives in place (slices.DeleteFunc, s.Meta[k] = v)
+	//     without affecting the caller's input, a retry, a fallback or a
+	//     parallel branch;
+	//   - a fan-out's merge receives a clone of its base state;
+	//   - every Event.State a Stream yields is a clone, so the loop body may
+	//     modify it;
+	//   - the state passed to Invoke or Stream is never modified.
+	//
+	// Routers receive the engine's own state and must only read it. A
+	// panicking Clone fails the run with a *NodeError matching ErrPanic.
+	//
+	// Nil (or a nil func(S) S) leaves all of this out at no cost: states
+	// are passed as they are, and a node that writes into a slice or map it
+	// received writes into the one its caller holds.
+	Clone any
 }
 
 type edgeKind uint8
@@ -72,6 +96,7 @@ type Runnable[S any] struct {
 	tracer   trace.Tracer
 	runOpts  []trace.SpanStartOption
 	diagram  *Diagram
+	clone    func(S) S // nil: states are passed as they are
 }
 
 // Name returns the graph's name.
@@ -82,6 +107,10 @@ func (r *Runnable[S]) Name() string { return r.name }
 // node or edge and matching one of the Err* build sentinels.
 func (g *Graph[S]) Compile(cfg Config) (*Runnable[S], error) {
 	errs := slices.Clone(g.errs)
+	clone, ok := cfg.Clone.(func(S) S)
+	if !ok && cfg.Clone != nil {
+		errs = append(errs, &BuildError{Err: fmt.Errorf("%w: Clone is %T, want %T", ErrConfig, cfg.Clone, clone)})
+	}
 	bad := func(node string, err error) { errs = append(errs, &BuildError{Node: node, Err: err}) }
 	badEdge := func(from, to string, err error) {
 		errs = append(errs, &BuildError{Node: from, Edge: from + " -> " + to, Err: err})
@@ -98,6 +127,9 @@ func (g *Graph[S]) Compile(cfg Config) (*Runnable[S], error) {
 	// Outgoing edges: shape and targets.
 	for _, from := range g.order {
 		o := g.out[from]
+		if o.empty() {
+			continue // edges removed by RemoveEdges
+		}
 		if from != Start && !known(from) {
 			bad(from, ErrUnknownNode)
 			continue
@@ -134,7 +166,7 @@ func (g *Graph[S]) Compile(cfg Config) (*Runnable[S], error) {
 			badEdge(n.name, n.fallback, ErrUnknownNode)
 		}
 	}
-	if _, ok := g.out[Start]; !ok {
+	if g.out[Start].empty() {
 		bad(Start, ErrNoEntry)
 	}
 	if len(errs) > 0 {
@@ -177,7 +209,7 @@ func (g *Graph[S]) Compile(cfg Config) (*Runnable[S], error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return g.build(cfg), nil
+	return g.build(cfg, clone), nil
 }
 
 // successors lists every node a node can hand the run to, including fallback
@@ -222,8 +254,8 @@ func walkUntil(from, stop string, adj map[string][]string) map[string]bool {
 	return seen
 }
 
-func (g *Graph[S]) build(cfg Config) *Runnable[S] {
-	r := &Runnable[S]{name: g.name, maxSteps: cfg.MaxSteps, nodes: make([]node[S], len(g.nodes))}
+func (g *Graph[S]) build(cfg Config, clone func(S) S) *Runnable[S] {
+	r := &Runnable[S]{name: g.name, maxSteps: cfg.MaxSteps, nodes: make([]node[S], len(g.nodes)), clone: clone}
 	if r.maxSteps <= 0 {
 		r.maxSteps = DefaultMaxSteps
 	}
@@ -241,7 +273,7 @@ func (g *Graph[S]) build(cfg Config) *Runnable[S] {
 	}
 	mkNext := func(o *outSpec[S]) next[S] {
 		switch {
-		case o == nil:
+		case o.empty():
 			return next[S]{kind: toNode, to: endIdx}
 		case o.route != nil:
 			labels := make(map[string]int, len(o.target))

@@ -3,6 +3,7 @@ package graph
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -40,8 +41,13 @@ type DiagramEdge struct {
 	Label string `json:"label,omitempty"`
 }
 
-// Diagram returns the graph's structure. The result is shared: do not modify it.
-func (r *Runnable[S]) Diagram() *Diagram { return r.diagram }
+// Diagram returns the graph's structure. Each call returns a new copy, which
+// the caller may modify freely: later calls and renders are unaffected.
+func (r *Runnable[S]) Diagram() *Diagram { return r.diagram.clone() }
+
+func (d *Diagram) clone() *Diagram {
+	return &Diagram{Name: d.Name, Nodes: slices.Clone(d.Nodes), Edges: slices.Clone(d.Edges)}
+}
 
 func (g *Graph[S]) diagram() *Diagram {
 	d := &Diagram{Name: g.name}

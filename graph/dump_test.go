@@ -19,7 +19,10 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // dumpGraph exercises every edge kind: conditional, fan-out with join,
 // fallback, and node policies.
-func dumpGraph(t *testing.T) *Runnable[st] {
+func dumpGraph(t *testing.T) *Runnable[st] { return mustCompile(t, demoGraph(), Config{}) }
+
+// demoGraph is the builder behind dumpGraph and the golden files.
+func demoGraph() *Graph[st] {
 	g := New[st]("adaptive \"demo\"")
 	g.AddNode("classify", nop, WithTimeout(2*time.Second), WithFallback("hybrid")).
 		AddNode("direct", nop).
@@ -40,7 +43,7 @@ func dumpGraph(t *testing.T) *Runnable[st] {
 		AddEdge("bm25", "fuse").
 		AddEdge("fuse", "generate").
 		AddEdge("generate", End)
-	return mustCompile(t, g, Config{})
+	return g
 }
 
 func runPath(t *testing.T, r *Runnable[st], s st) *Path {
@@ -207,5 +210,22 @@ func TestDOTRendersWithGraphviz(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "<svg") || strings.Contains(string(out), "Warning") {
 			t.Fatalf("dot -Tsvg: %v\n%s", err, out)
 		}
+	}
+}
+
+func TestDiagramIsACopy(t *testing.T) {
+	r := dumpGraph(t)
+	want := r.Diagram().Mermaid(nil)
+	d := r.Diagram()
+	d.Name = "changed"
+	d.Nodes[0].Name = "changed"
+	d.Nodes = append(d.Nodes[:1], DiagramNode{Name: "extra"})
+	d.Edges[0].To = "changed"
+	d.Edges = d.Edges[:1]
+	if got := r.Diagram().Mermaid(nil); got != want {
+		t.Errorf("changing a returned diagram changed later ones:\n%s", got)
+	}
+	if r.Diagram() == r.Diagram() {
+		t.Errorf("Diagram returns the same pointer twice")
 	}
 }

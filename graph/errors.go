@@ -18,6 +18,7 @@ var (
 	ErrNoPathToEnd   = errors.New("graph: node has no path to End")
 	ErrAmbiguousEdge = errors.New("graph: node has more than one kind or copy of outgoing edge")
 	ErrFanOut        = errors.New("graph: invalid fan-out")
+	ErrConfig        = errors.New("graph: invalid Config")
 )
 
 // Run errors.
@@ -32,14 +33,17 @@ var (
 
 // BuildError is one problem found while compiling, naming where it is.
 type BuildError struct {
-	Node string // the node concerned, or the source of the edge
+	Node string // the node concerned, or the source of the edge; "" for Config
 	Edge string // "from -> to" when the problem is an edge
 	Err  error  // one of the Err* build sentinels
 }
 
 func (e *BuildError) Error() string {
-	if e.Edge != "" {
+	switch {
+	case e.Edge != "":
 		return fmt.Sprintf("%v: edge %s", e.Err, e.Edge)
+	case e.Node == "" && errors.Is(e.Err, ErrConfig):
+		return e.Err.Error()
 	}
 	return fmt.Sprintf("%v: %q", e.Err, e.Node)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,13 +65,17 @@ func Cause(ctx context.Context) error {
 
 // run is the state of one execution.
 type run[S any] struct {
-	r       *Runnable[S]
-	emit    func(*Event[S]) bool // nil for Invoke
-	record  bool                 // node spans are recorded
-	steps   atomic.Int64
-	mu      sync.Mutex // serialises emit across parallel branches
-	emitErr bool
+	r      *Runnable[S]
+	emit   emitFunc[S] // the stream consumer, on its goroutine; nil for Invoke
+	record bool        // node spans are recorded
+	steps  atomic.Int64
 }
+
+// emitFunc delivers an event of a streamed run and reports false once the
+// consumer has stopped. Each walk has its own: the stream's yield for the
+// walk on the consumer's goroutine, a forwarder for a fan-out branch. Nil
+// means nobody listens (Invoke).
+type emitFunc[S any] func(*Event[S]) bool
 
 // Invoke runs the graph on s and returns the final state. On failure it
 // returns the state as it was before the failing step, and an error: a
@@ -81,20 +84,17 @@ func (r *Runnable[S]) Invoke(ctx context.Context, s S) (S, error) {
 	return r.exec(ctx, s, nil)
 }
 
-func (r *Runnable[S]) exec(ctx context.Context, s S, emit func(*Event[S]) bool) (S, error) {
+func (r *Runnable[S]) exec(ctx context.Context, s S, emit emitFunc[S]) (S, error) {
 	ctx, span := r.tracer.Start(ctx, "graph.run", r.runOpts...)
+	// Deferred so that the span also ends when a stream consumer panics.
+	defer span.End()
 	rn := &run[S]{r: r, emit: emit, record: span.IsRecording()}
 	out, err := rn.start(ctx, s)
-	if err != nil {
-		if rn.record {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
-		}
-		span.End()
-		return out, err
+	if err != nil && rn.record {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
 	}
-	span.End()
-	return out, nil
+	return out, err
 }
 
 // fanOutIdx is the target index meaning "the fan-out declared on the node
@@ -104,19 +104,25 @@ const fanOutIdx = -3
 func (rn *run[S]) start(ctx context.Context, s S) (S, error) {
 	to, label, err := rn.resolve(&rn.r.start, Start, s)
 	if err != nil {
-		return s, err
+		return s, &NodeError{Graph: rn.r.name, Node: Start, Err: err}
 	}
 	var last string
-	s, last, label, err = rn.walk(ctx, to, label, Start, &rn.r.start, s, endIdx)
+	s, last, label, err = rn.walk(ctx, rn.emit, to, label, Start, &rn.r.start, s, endIdx)
 	if err == nil && rn.emit != nil {
 		ev := Event[S]{Kind: RunEnd, Node: End, From: last, Label: label, State: s, Step: int(rn.steps.Load())}
-		rn.send(&ev)
+		if rn.r.clone != nil {
+			if ev.State, err = rn.copyOf(s); err != nil {
+				return s, &NodeError{Graph: rn.r.name, Node: End, Err: err}
+			}
+		}
+		rn.emit(&ev)
 	}
 	return s, err
 }
 
 // resolve picks the target of nx for state s, calling the router of a
-// conditional edge. Router panics become errors naming the node.
+// conditional edge. A router panic or an undeclared label is returned as an
+// error for the caller to attribute to the node.
 func (rn *run[S]) resolve(nx *next[S], from string, s S) (to int, label string, err error) {
 	switch nx.kind {
 	case toNode:
@@ -126,22 +132,22 @@ func (rn *run[S]) resolve(nx *next[S], from string, s S) (to int, label string, 
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = &NodeError{Graph: rn.r.name, Node: from, Err: fmt.Errorf("route: %w", &PanicError{Value: p, Stack: debug.Stack()})}
+			err = fmt.Errorf("route: %w", &PanicError{Value: p, Stack: debug.Stack()})
 		}
 	}()
 	label = nx.route(s)
 	to, ok := nx.labels[label]
 	if !ok {
-		return 0, label, &NodeError{Graph: rn.r.name, Node: from, Err: &RouteError{Node: from, Label: label}}
+		return 0, label, &RouteError{Node: from, Label: label}
 	}
 	return to, label, nil
 }
 
 // walk executes nodes from target to (reached from node from, whose
 // outgoing spec is nx, over an edge labelled label) until the run would
-// execute stop or End. It returns the state, the last node executed and the
-// label of the edge taken out of it.
-func (rn *run[S]) walk(ctx context.Context, to int, label, from string, nx *next[S], s S, stop int) (S, string, string, error) {
+// execute stop or End, reporting its events through emit. It returns the
+// state, the last node executed and the label of the edge taken out of it.
+func (rn *run[S]) walk(ctx context.Context, emit emitFunc[S], to int, label, from string, nx *next[S], s S, stop int) (S, string, string, error) {
 	r := rn.r
 	var cause error
 	// The last nodes this walk executed, to name the loop if the step limit
@@ -150,7 +156,7 @@ func (rn *run[S]) walk(ctx context.Context, to int, label, from string, nx *next
 	for {
 		if to == fanOutIdx {
 			var err error
-			if s, err = rn.fanOut(ctx, nx, from, s); err != nil {
+			if s, err = rn.fanOut(ctx, emit, nx, from, s); err != nil {
 				return s, from, "", err
 			}
 			// The join is entered from every branch at once.
@@ -173,7 +179,7 @@ func (rn *run[S]) walk(ctx context.Context, to int, label, from string, nx *next
 			nctx = context.WithValue(ctx, causeKey{}, cause)
 			cause = nil
 		}
-		out, nextTo, nextLabel, err := rn.node(nctx, n, step, from, label, s)
+		out, nextTo, nextLabel, err := rn.node(nctx, emit, n, step, from, label, s)
 		if err != nil {
 			if n.fallback != noFallback && ctx.Err() == nil {
 				// The fallback receives the state the failed node was given.
@@ -224,32 +230,49 @@ func findLoop(trail []string) []string {
 
 // node runs one node: attempts with timeout and retry, its span and events,
 // and the choice of the next target.
-func (rn *run[S]) node(ctx context.Context, n *node[S], step int, from, via string, s S) (out S, to int, label string, err error) {
+func (rn *run[S]) node(ctx context.Context, emit emitFunc[S], n *node[S], step int, from, via string, s S) (out S, to int, label string, err error) {
+	var began time.Time
+	if emit != nil {
+		// Before the span starts: a consumer that stops (or panics) here
+		// leaves no span open for a node that never ran.
+		ev := Event[S]{Kind: NodeStart, Node: n.name, Step: step, From: from, Label: via, State: s}
+		if rn.r.clone != nil {
+			if ev.State, err = rn.copyOf(s); err != nil {
+				return s, 0, "", &NodeError{Graph: rn.r.name, Node: n.name, Step: step, Err: err}
+			}
+		}
+		if !emit(&ev) {
+			return s, 0, "", context.Canceled
+		}
+		began = time.Now()
+	}
 	var span trace.Span
 	if rn.record {
 		// The span's name is the node's; the graph's name is on graph.run.
 		ctx, span = rn.r.tracer.Start(ctx, n.name, trace.WithAttributes(attribute.Int("graph.step", step)))
-	}
-	var began time.Time
-	if rn.emit != nil {
-		began = time.Now()
-		ev := Event[S]{Kind: NodeStart, Node: n.name, Step: step, From: from, Label: via, State: s}
-		if !rn.send(&ev) {
-			return s, 0, "", context.Canceled
-		}
 	}
 	attempts := 0
 	out, attempts, err = rn.attempts(ctx, n, s)
 	if err == nil {
 		to, label, err = rn.resolve(&n.next, n.name, out)
 	}
-	if err != nil {
-		var ne *NodeError
-		if !errors.As(err, &ne) {
-			err = &NodeError{Graph: rn.r.name, Node: n.name, Step: step, Attempt: attempts, Err: err}
-		} else if ne.Step == 0 {
-			ne.Step, ne.Attempt = step, attempts
+	var evState S // the state NodeEnd reports
+	if emit != nil {
+		evState = out
+		if err != nil {
+			evState = s
 		}
+		if rn.r.clone != nil {
+			var cerr error
+			if evState, cerr = rn.copyOf(evState); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+	}
+	if err != nil {
+		// Always this graph's node, even when err already holds a
+		// *NodeError from a graph run inside the node: both names stay.
+		err = &NodeError{Graph: rn.r.name, Node: n.name, Step: step, Attempt: attempts, Err: err}
 	}
 	if span != nil {
 		if label != "" {
@@ -263,12 +286,9 @@ func (rn *run[S]) node(ctx context.Context, n *node[S], step int, from, via stri
 		}
 		span.End()
 	}
-	if rn.emit != nil {
-		ev := Event[S]{Kind: NodeEnd, Node: n.name, Step: step, From: from, Label: label, Duration: time.Since(began), Err: err, Attempts: attempts, State: out}
-		if err != nil {
-			ev.State = s
-		}
-		rn.send(&ev)
+	if emit != nil {
+		ev := Event[S]{Kind: NodeEnd, Node: n.name, Step: step, From: from, Label: label, Duration: time.Since(began), Err: err, Attempts: attempts, State: evState}
+		emit(&ev)
 	}
 	return out, to, label, err
 }
@@ -282,7 +302,7 @@ func (rn *run[S]) attempts(ctx context.Context, n *node[S], s S) (S, int, error)
 		retry = IsRetryable
 	}
 	for a := 1; ; a++ {
-		out, err := call(ctx, n, s)
+		out, err := call(ctx, n, s, rn.r.clone)
 		if err == nil {
 			return out, a, nil
 		}
@@ -307,9 +327,9 @@ func (rn *run[S]) attempts(ctx context.Context, n *node[S], s S) (S, int, error)
 	}
 }
 
-// call makes one attempt: it applies the node's timeout and turns a panic
-// into an error.
-func call[S any](ctx context.Context, n *node[S], s S) (out S, err error) {
+// call makes one attempt: it applies the node's timeout, hands the node a
+// clone of s when clone is set, and turns a panic into an error.
+func call[S any](ctx context.Context, n *node[S], s S, clone func(S) S) (out S, err error) {
 	if n.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(n.timeout))
@@ -320,7 +340,11 @@ func call[S any](ctx context.Context, n *node[S], s S) (out S, err error) {
 			out, err = s, &PanicError{Value: p, Stack: debug.Stack()}
 		}
 	}()
-	out, err = n.fn(ctx, s)
+	in := s
+	if clone != nil {
+		in = clone(s)
+	}
+	out, err = n.fn(ctx, in)
 	if err != nil && n.timeout > 0 && ctx.Err() == context.DeadlineExceeded && !errors.Is(err, context.DeadlineExceeded) {
 		// The node reported something else once its deadline passed; keep
 		// the timeout visible so it is never mistaken for another failure.
@@ -331,31 +355,63 @@ func call[S any](ctx context.Context, n *node[S], s S) (out S, err error) {
 
 // fanOut runs the branches of nx concurrently up to the join and merges
 // their states. The first failure cancels the other branches; no goroutine
-// outlives the call.
-func (rn *run[S]) fanOut(ctx context.Context, nx *next[S], from string, s S) (S, error) {
+// outlives the call, even when emit panics.
+//
+// Branches never call emit themselves: each sends its events to this
+// goroutine, which passes them on through emit and sends back the result,
+// so that every event reaches the stream consumer on the consumer's own
+// goroutine (through each level of nested fan-outs) and a branch waits
+// while its event is being handled.
+func (rn *run[S]) fanOut(ctx context.Context, emit emitFunc[S], nx *next[S], from string, s S) (S, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	outs := make([]S, len(nx.branches))
 	errs := make([]error, len(nx.branches))
-	var wg sync.WaitGroup
+	done := make(chan struct{}, len(nx.branches))
+	pending := len(nx.branches)
+	var events chan forward[S] // nil (never ready) without a consumer
+	var abort chan struct{}    // closed when this goroutine stops forwarding
+	if emit != nil {
+		events, abort = make(chan forward[S]), make(chan struct{})
+	}
+	defer func() {
+		// On return, and when emit panicked: release branches waiting to
+		// forward an event, stop the others, and wait for all of them.
+		if abort != nil {
+			close(abort)
+		}
+		cancel()
+		for ; pending > 0; pending-- {
+			<-done
+		}
+	}()
 	for i, b := range nx.branches {
-		wg.Add(1)
+		var bemit emitFunc[S]
+		if emit != nil {
+			bemit = forwarder(events, abort)
+		}
 		go func() {
-			defer wg.Done()
+			defer func() { done <- struct{}{} }()
 			defer func() {
 				if p := recover(); p != nil { // only our own bugs can get here
 					errs[i] = &PanicError{Value: p, Stack: debug.Stack()}
 					cancel()
 				}
 			}()
-			out, _, _, err := rn.walk(ctx, b, "", from, nil, s, nx.join)
+			out, _, _, err := rn.walk(ctx, bemit, b, "", from, nil, s, nx.join)
 			outs[i], errs[i] = out, err
 			if err != nil {
 				cancel()
 			}
 		}()
 	}
-	wg.Wait()
+	for pending > 0 {
+		select {
+		case f := <-events:
+			f.reply <- emit(f.ev)
+		case <-done:
+			pending--
+		}
+	}
 	// Report the root failure, not the cancellations it caused.
 	var first error
 	for _, err := range errs {
@@ -376,6 +432,34 @@ func (rn *run[S]) fanOut(ctx context.Context, nx *next[S], from string, s S) (S,
 	return merged, nil
 }
 
+// forward is an event a fan-out branch hands to the goroutine that waits for
+// it, and where to send whether the consumer took it.
+type forward[S any] struct {
+	ev    *Event[S]
+	reply chan bool
+}
+
+// forwarder is a branch's emitFunc: it sends each event to the fan-out's
+// goroutine and waits for the consumer's answer, or reports false once
+// that goroutine has stopped forwarding.
+func forwarder[S any](events chan<- forward[S], abort <-chan struct{}) emitFunc[S] {
+	// Buffered so that an answer never blocks the forwarding goroutine.
+	reply := make(chan bool, 1)
+	return func(ev *Event[S]) bool {
+		select {
+		case events <- forward[S]{ev, reply}:
+		case <-abort:
+			return false
+		}
+		select {
+		case ok := <-reply:
+			return ok
+		case <-abort:
+			return false
+		}
+	}
+}
+
 func (rn *run[S]) merge(nx *next[S], from string, s S, outs []S) (out S, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -385,20 +469,20 @@ func (rn *run[S]) merge(nx *next[S], from string, s S, outs []S) (out S, err err
 			err = &NodeError{Graph: rn.r.name, Node: from, Err: fmt.Errorf("merge: %w", err)}
 		}
 	}()
+	if rn.r.clone != nil {
+		// The engine keeps s: it is the state reported if the merge fails.
+		s = rn.r.clone(s)
+	}
 	return nx.merge(s, outs)
 }
 
-// send delivers an event to the stream consumer, serialising concurrent
-// branches. It reports false once the consumer has stopped.
-func (rn *run[S]) send(ev *Event[S]) bool {
-	rn.mu.Lock()
-	defer rn.mu.Unlock()
-	if rn.emitErr {
-		return false
-	}
-	if !rn.emit(ev) {
-		rn.emitErr = true
-		return false
-	}
-	return true
+// copyOf returns Config.Clone(s) for an event, turning a panic in Clone
+// into an error.
+func (rn *run[S]) copyOf(s S) (c S, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("clone: %w", &PanicError{Value: p, Stack: debug.Stack()})
+		}
+	}()
+	return rn.r.clone(s), nil
 }

@@ -57,9 +57,15 @@ func (e Event[S]) Edge() (Edge, bool) {
 
 // Stream runs the graph on s and yields an event as each node starts and
 // finishes, then a RunEnd event carrying the final state. A failed run ends
-// with one (zero Event, error) pair. Breaking out of the loop cancels the
-// run; no goroutine is left behind. Each range over the sequence starts a
+// with one (zero Event, error) pair. Each range over the sequence starts a
 // new run.
+//
+// Every event is yielded on the goroutine that ranges over the sequence,
+// one at a time, including the events of fan-out branches: a branch waits
+// while the loop body handles its event. Breaking out of the loop cancels
+// the run, and a node whose NodeStart the loop stopped at does not run. A
+// panic in the loop body propagates to the caller unchanged, once the run
+// is cancelled and its branches have returned. No goroutine is left behind.
 func (r *Runnable[S]) Stream(ctx context.Context, s S) iter.Seq2[Event[S], error] {
 	return func(yield func(Event[S], error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
