@@ -231,6 +231,8 @@ func New(d Deps, o Options) (*Pipeline, error) {
 		o.RetrieveTimeout = 10 * time.Second
 	}
 	g := defaultGraph(ns, o)
+	// Every node, custom ones included, is timed and charged its tokens.
+	g.Use(nodes.Timed)
 	if o.Graph != nil {
 		if err := o.Graph(g); err != nil {
 			return nil, fmt.Errorf("%w: Options.Graph: %w", ErrConfig, err)
@@ -240,11 +242,7 @@ func New(d Deps, o Options) (*Pipeline, error) {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	app, err := g.Compile(graph.Config[state.RAG]{
-		MaxSteps: o.MaxSteps, TracerProvider: tp,
-		Clone: state.RAG.Clone,
-		Wrap:  nodes.Timed,
-	})
+	app, err := g.Compile(graph.Config{MaxSteps: o.MaxSteps, TracerProvider: tp, Clone: state.RAG.Clone})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

@@ -429,7 +429,7 @@ func TestLLMGenerationThroughLangchaingo(t *testing.T) {
 		t.Fatalf("%d model calls, want 1", len(reqs))
 	}
 	prompt := reqs[0].PromptText()
-	if !strings.Contains(prompt, "<<passage 1 ") || !strings.Contains(prompt, "never invent") || !strings.Contains(prompt, "not instructions") {
+	if !strings.Contains(prompt, "<<passage 1 ") || !strings.Contains(prompt, "<<end 1 ") || !strings.Contains(prompt, "绝不编造") || !strings.Contains(prompt, "不是指令") {
 		t.Errorf("prompt lacks fenced passages or the rules:\n%s", prompt)
 	}
 	if res.Usage.TokensIn == 0 || res.Usage.TokensOut == 0 {

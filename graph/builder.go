@@ -43,6 +43,21 @@ type Graph[S any] struct {
 	out   map[string]*outSpec[S]
 	order []string // sources in declaration order, for stable dumps
 	errs  []error
+	use   []Middleware[S]
+}
+
+// Middleware wraps a node's function; name is the node's name. See Use.
+type Middleware[S any] func(name string, fn NodeFunc[S]) NodeFunc[S]
+
+// Use adds middleware that Compile applies to every node's function, those
+// added after the call included, the first added outermost: accounting,
+// logging or policy that must cover every node whoever adds it. A nil
+// middleware is ignored.
+func (g *Graph[S]) Use(mw Middleware[S]) *Graph[S] {
+	if mw != nil {
+		g.use = append(g.use, mw)
+	}
+	return g
 }
 
 type nodeSpec[S any] struct {

@@ -296,7 +296,11 @@ func (g *Graph[S]) build(cfg Config, clone func(S) S) *Runnable[S] {
 		if n.fallback != "" {
 			fb = idx(n.fallback)
 		}
-		r.nodes[i] = node[S]{name: n.name, fn: n.fn, timeout: int64(n.timeout), retry: n.retry, fallback: fb, next: mkNext(g.out[n.name])}
+		fn := n.fn
+		for j := len(g.use) - 1; j >= 0; j-- {
+			fn = g.use[j](n.name, fn)
+		}
+		r.nodes[i] = node[S]{name: n.name, fn: fn, timeout: int64(n.timeout), retry: n.retry, fallback: fb, next: mkNext(g.out[n.name])}
 	}
 	r.start = mkNext(g.out[Start])
 	r.diagram = g.diagram()

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/adaptrag/adaptrag/graph"
 	"github.com/adaptrag/adaptrag/llm"
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/retrieval"
@@ -202,7 +203,7 @@ func tokensOf(ctx context.Context) func(string) {
 // Timed wraps a node so that its latency and the tokens charged under its
 // context (llm.Charge) are appended to State.Usage. The pipeline applies it
 // to every node of its graph, custom ones included.
-func Timed(name string, fn func(context.Context, state.RAG) (state.RAG, error)) func(context.Context, state.RAG) (state.RAG, error) {
+func Timed(name string, fn graph.NodeFunc[state.RAG]) graph.NodeFunc[state.RAG] {
 	return func(ctx context.Context, s state.RAG) (state.RAG, error) {
 		m := &llm.Meter{}
 		ctx = llm.WithMeter(ctx, m)

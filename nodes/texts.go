@@ -124,9 +124,10 @@ func runLang(s *state.RAG) string {
 const maxTopics = 6
 
 // topicsFor returns what the knowledge base covers for the caller's tenant,
-// in lang: Config.Topics when set, else up to maxTopics document titles (or
-// sources) when the document collection can list them, else a neutral
-// phrase. Listings are cached per tenant.
+// in lang: Config.Topics when set, else up to maxTopics document titles
+// (those in lang first; sources when titles are absent) when the document
+// collection can list them, else a neutral phrase. Listings are cached per
+// tenant.
 func (n *Nodes) topicsFor(ctx context.Context, lang string) string {
 	sep, none := "、", "其中的文档"
 	if lang == "en" {
@@ -136,45 +137,53 @@ func (n *Nodes) topicsFor(ctx context.Context, lang string) string {
 		return strings.Join(n.cfg.Topics, sep)
 	}
 	tenant := CallerOf(ctx).Scope.Tenant
+	var all []string
 	if v, ok := n.topics.Load(tenant); ok {
-		if t := v.([]string); len(t) > 0 {
-			return strings.Join(t, sep)
-		}
-		return none
-	}
-	var topics []string
-	if l, ok := n.p.Docs.(retrieval.Lister); ok {
-		if docs, err := l.Documents(ctx, CallerOf(ctx).Scope); err == nil {
-			topics = titles(docs)
-		} else {
+		all = v.([]string)
+	} else if l, ok := n.p.Docs.(retrieval.Lister); ok {
+		docs, err := l.Documents(ctx, CallerOf(ctx).Scope)
+		if err != nil {
 			return none // not cached: a failed listing may succeed later
 		}
+		all = titles(docs)
+		n.topics.Store(tenant, all)
 	}
-	n.topics.Store(tenant, topics)
-	if len(topics) == 0 {
+	picked := pickTopics(all, lang)
+	if len(picked) == 0 {
 		return none
 	}
-	return strings.Join(topics, sep)
+	return strings.Join(picked, sep)
 }
 
-// titles picks distinct document titles (sources when titles are absent),
-// in listing order, at most maxTopics.
+// titles lists distinct document titles (sources when titles are absent),
+// in listing order.
 func titles(docs []retrieval.DocInfo) []string {
 	var out []string
 	for _, d := range docs {
-		t := strings.TrimSpace(d.Title)
+		t, _, _ := strings.Cut(d.Title, " > ") // the document's title, not a section's
+		t = strings.TrimSpace(t)
 		if t == "" {
 			t = d.Source
 		}
-		if t == "" || slices.Contains(out, t) {
-			continue
-		}
-		out = append(out, t)
-		if len(out) == maxTopics {
-			break
+		if t != "" && !slices.Contains(out, t) {
+			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// pickTopics returns up to maxTopics titles, those written in lang first.
+func pickTopics(all []string, lang string) []string {
+	var same, other []string
+	for _, t := range all {
+		if langOf(t) == lang {
+			same = append(same, t)
+		} else {
+			other = append(other, t)
+		}
+	}
+	out := append(same, other...)
+	return out[:min(len(out), maxTopics)]
 }
 
 // reply fills a text's placeholders.

@@ -56,7 +56,7 @@ func TestCategoryPrecedence(t *testing.T) {
 	}
 }
 
-// TestIsTableQuery holds the seed's table of table-shaped and ordinary
+// TestIsTableQuery holds the reference table of table-shaped and ordinary
 // questions, its rule-4 examples, and English equivalents.
 func TestIsTableQuery(t *testing.T) {
 	p := New(testSettings)
@@ -64,22 +64,22 @@ func TestIsTableQuery(t *testing.T) {
 		text string
 		want bool
 	}{
-		// seed: not table-shaped
+		// not table-shaped
 		{"报销流程是什么", false},
 		{"VPN 连不上怎么处理", false},
 		{"合同审批流程有哪些步骤", false},
-		// seed: table-shaped
+		// table-shaped
 		{"报销材料清单里发票字段怎么填", true},
 		{"故障台账里的责任人字段是谁", true},
 		{"付款节点明细表里超过 5000 的审批要求是什么", true},
-		// seed rule 4
+		// the table rule's examples
 		{"材料清单里的付款金额字段是什么", true},
 		{"验收表里责任人字段在哪里", true},
 		{"付款节点明细有哪些", true},
 		// one row item alone is an ordinary question; two describe a row
 		{"报销金额上限是多少", false},
 		{"每个付款节点的金额是多少", true},
-		// the seed's worked examples other than the table one
+		// the worked examples other than the table one
 		{"异地入职材料办理时需要准备哪些资料和审批信息", false},
 		{"报销费用超过5000需要谁审批", false},
 		{"公司会议室预约规则在哪里查看以及需要遵守哪些流程要求", false},

@@ -78,7 +78,7 @@ func TestConcurrentUse(t *testing.T) {
 }
 
 // BenchmarkPrepare measures one whole planning pass (route, intent, plan)
-// on the seed's table question.
+// on the worked table question.
 func BenchmarkPrepare(b *testing.B) {
 	p := New(testSettings)
 	q := Query{Text: "材料清单里的付款金额字段是什么", History: []string{"报销流程是什么"}, Source: "finance"}

@@ -11,9 +11,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.json golden files")
 
-// seedCase is one of the seed's five worked examples with the values the seed
-// states for it; fields the seed does not state are checked by the golden file.
-type seedCase struct {
+// workedCase is one of the five worked examples of the plan rules, with the values
+// stated for it; other fields are checked by the golden file.
+type workedCase struct {
 	name    string
 	query   Query
 	intent  string
@@ -21,8 +21,8 @@ type seedCase struct {
 	check   func(t *testing.T, pl Plan)
 }
 
-func seedCases() []seedCase {
-	return []seedCase{
+func workedCases() []workedCase {
+	return []workedCase{
 		{
 			name:   "faq",
 			query:  Query{Text: "异地入职材料办理时需要准备哪些资料和审批信息"},
@@ -91,7 +91,7 @@ func seedCases() []seedCase {
 
 func TestSeedExamples(t *testing.T) {
 	p := New(testSettings)
-	for _, c := range seedCases() {
+	for _, c := range workedCases() {
 		t.Run(c.name, func(t *testing.T) {
 			res := p.Prepare(c.query, "")
 			if res.Decision.Action != ActionRetrieve {
@@ -112,11 +112,11 @@ func TestSeedExamples(t *testing.T) {
 	}
 }
 
-// TestSeedGolden compares Prepare's JSON for the seed examples with
+// TestWorkedGolden compares Prepare's JSON for the worked examples with
 // testdata/<name>.json; run with -update to rewrite the files.
-func TestSeedGolden(t *testing.T) {
+func TestWorkedGolden(t *testing.T) {
 	p := New(testSettings)
-	for _, c := range seedCases() {
+	for _, c := range workedCases() {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := json.MarshalIndent(p.Prepare(c.query, ""), "", "  ")
 			if err != nil {

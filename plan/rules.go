@@ -343,7 +343,7 @@ func (r Rule) MarshalJSON() ([]byte, error) {
 // ErrInvalidRule reports a rule table that NewWithRules rejects.
 var ErrInvalidRule = errors.New("plan: invalid rule")
 
-// DefaultRules returns the seed's rule table for s (zero fields of s take
+// DefaultRules returns the default rule table for s (zero fields of s take
 // their defaults). Values come from the settings, so a table built for other
 // settings follows them. In order:
 //

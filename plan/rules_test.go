@@ -450,7 +450,7 @@ func TestSettingsDefaults(t *testing.T) {
 		s.FAQDirectScoreThreshold != want.FAQDirectScoreThreshold || s.DocComplexQueryTopK != want.DocComplexQueryTopK ||
 		s.FAQShortQueryTopK != want.FAQShortQueryTopK || s.ShortQueryThreshold != want.ShortQueryThreshold ||
 		s.PricingThreshold != want.PricingThreshold || s.ComplianceThreshold != want.ComplianceThreshold {
-		t.Errorf("defaults = %+v, want the seed's %+v", s, want)
+		t.Errorf("defaults = %+v, want the documented %+v", s, want)
 	}
 	if s.FactualTopK != 3 || s.AnalyticalCandidates != 50 || s.AnalyticalContext != 8 {
 		t.Errorf("route sizes = %d, %d, %d; want 3, 50, 8", s.FactualTopK, s.AnalyticalCandidates, s.AnalyticalContext)

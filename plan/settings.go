@@ -36,7 +36,7 @@ const (
 const (
 	langZH, langEN = "zh", "en"
 	// defaultFAQFirstThresholdDecrease is how far faq_first lowers the FAQ
-	// threshold: 0.72 -> 0.64 in the seed.
+	// threshold: 0.72 -> 0.64 with the defaults.
 	defaultFAQFirstThresholdDecrease = 0.08
 )
 

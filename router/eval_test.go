@@ -20,7 +20,7 @@ func table(m map[string]string) router.Classifier {
 		if m[q] == "ERR" {
 			return router.Profile{}, errors.New("boom")
 		}
-		return router.Profile{QueryType: m[q], Complexity: router.Simple, Confidence: 1}, nil
+		return router.Profile{QueryType: router.QueryType(m[q]), Complexity: router.Simple, Confidence: 1}, nil
 	})
 }
 

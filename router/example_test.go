@@ -47,9 +47,9 @@ func ExampleDecide() {
 func ExampleEvaluate() {
 	clf, _ := router.NewOffline()
 	items := []router.Labeled{
-		{Text: "hello there", Label: router.Chitchat},
-		{Text: "how long does a refund take", Label: router.Factual},
-		{Text: "compare the approval process of travel and entertainment expenses", Label: router.Analytical},
+		{Text: "hello there", Label: string(router.Chitchat)},
+		{Text: "how long does a refund take", Label: string(router.Factual)},
+		{Text: "compare the approval process of travel and entertainment expenses", Label: string(router.Analytical)},
 	}
 	rep := router.Evaluate(context.Background(), clf, items)
 	fmt.Printf("n=%d accuracy=%.2f substantive_to_chitchat=%.2f\n", rep.N, rep.Accuracy, rep.SubstantiveToChitchat)

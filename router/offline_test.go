@@ -25,7 +25,7 @@ func TestOfflineSeeds(t *testing.T) {
 	o := offline(t)
 	tests := []struct {
 		q       string
-		want    string
+		want    router.QueryType
 		minConf float64
 	}{
 		{"你好，你能做什么？", router.Chitchat, 0.7},

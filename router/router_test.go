@@ -91,7 +91,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestDecide(t *testing.T) {
-	prof := func(typ string, conf float64) router.Profile {
+	prof := func(typ router.QueryType, conf float64) router.Profile {
 		return router.Profile{QueryType: typ, Complexity: router.Simple, Confidence: conf, Reason: "r"}
 	}
 	boom := errors.New("boom")
@@ -100,7 +100,7 @@ func TestDecide(t *testing.T) {
 		p            router.Profile
 		err          error
 		min          float64
-		route        string
+		route        router.QueryType
 		fallback     bool
 		keepsProfile bool
 	}{

@@ -13,7 +13,7 @@ import (
 	"github.com/adaptrag/adaptrag/router"
 )
 
-// costQuestions are the seed's three examples first, then a few more per
+// costQuestions are the three example questions first, then a few more per
 // class, Chinese and English.
 var costQuestions = map[router.QueryType][]string{
 	router.Chitchat: {

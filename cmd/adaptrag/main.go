@@ -46,9 +46,9 @@ var errUsage = errors.New("usage")
 
 func commands() []command {
 	return []command{
-		{"ask", "ask [--history TEXT]... [--classifier offline|llm|cascade] [--store LOC] [--source S] [--tenant T] [--json] QUESTION", "answer a question", runAsk},
+		{"ask", "ask [--history [ROLE:]TEXT]... [--history-file FILE] [--classifier offline|llm|cascade] [--store LOC] [--source S] [--tenant T] [--actor A] [--json] QUESTION", "answer a question", runAsk},
 		{"graph", "graph [--format mermaid|dot|json|text] [--question Q]", "dump the adaptive graph (optionally highlighting a question's path)", runGraph},
-		{"plan", "plan [--history TEXT]... [--source S] [--json] QUESTION", "show the route decision, intent and retrieval plan (no retrieval)", runPlan},
+		{"plan", "plan [--history TEXT]... [--source S] [--route TYPE | --classify] [--sources FILE] [--json] QUESTION", "show the decision, intent and retrieval plan (no retrieval)", runPlan},
 		{"ingest", "ingest [--store LOC] [--tenant T] [--source S] PATH...", "load files into a knowledge base", runIngest},
 		{"eval", "eval retrieval|router ...", "evaluate retrieval or the router on a data set", runEval},
 		{"bench", "bench cost [--json]", "measure latency and tokens per route class", runBench},

@@ -55,15 +55,15 @@ func TestPlanSeedExamples(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
 			var got struct {
-				Route  map[string]any `json:"route"`
-				Intent map[string]any `json:"intent"`
-				Plan   map[string]any `json:"retrieval_plan"`
+				Decision map[string]any `json:"decision"`
+				Intent   map[string]any `json:"intent"`
+				Plan     map[string]any `json:"retrieval_plan"`
 			}
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
-			if got.Route["route"] != "retrieval" {
-				t.Errorf("route %v", got.Route)
+			if got.Decision["action"] != "retrieval" {
+				t.Errorf("decision %v", got.Decision)
 			}
 			for k, v := range tt.intent {
 				if got.Intent[k] != v {
@@ -115,10 +115,13 @@ func TestAskJSON(t *testing.T) {
 				ID, Source, Text string
 				Score            float64
 			}
-			var usage map[string]struct {
-				Ms        *float64 `json:"ms"`
-				TokensIn  *int     `json:"tokens_in"`
-				TokensOut *int     `json:"tokens_out"`
+			var usage struct {
+				Nodes []struct {
+					Node      string   `json:"node"`
+					Ms        *float64 `json:"ms"`
+					TokensIn  *int     `json:"tokens_in"`
+					TokensOut *int     `json:"tokens_out"`
+				} `json:"nodes"`
 			}
 			var traceID string
 			json.Unmarshal(got["route"], &route)
@@ -136,7 +139,7 @@ func TestAskJSON(t *testing.T) {
 					t.Errorf("doc lacks id, source or text: %+v", d)
 				}
 			}
-			if len(usage) == 0 || len(traceID) != 32 {
+			if len(usage.Nodes) == 0 || usage.Nodes[0].Ms == nil || len(traceID) != 32 {
 				t.Errorf("usage %s, trace id %q", got["usage"], traceID)
 			}
 		})
@@ -148,7 +151,7 @@ func TestAskHuman(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, s := range []string{"route:  analytical", "path:   __start__ -> decide -> classify -> plan -> faq -> hybrid -> rerank -> generate -> __end__", "context (8 passages)", "usage:", "rerank"} {
+	for _, s := range []string{"route:  analytical", "path:   __start__ -> decide -> classify -> plan -> faq -> hybrid -> rerank -> evidence -> generate -> __end__", "evidence (8 passages)", "usage:", "rerank"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}
@@ -162,9 +165,12 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 with a message", args, code, errs)
 		}
 	}
-	_, errs, code := cli(t, "ask", "\xff\xfe")
-	if code != 1 || !strings.Contains(errs, "UTF-8") {
-		t.Errorf("invalid UTF-8: exit %d, %q", code, errs)
+	// A question the pipeline refuses is a usage error too.
+	for _, q := range []string{"\xff\xfe", "", "  \t"} {
+		_, errs, code := cli(t, "ask", q)
+		if code != 2 || !strings.Contains(errs, "question") {
+			t.Errorf("ask %q: exit %d, %q; want 2 naming the question", q, code, errs)
+		}
 	}
 }
 
@@ -216,7 +222,7 @@ func TestIngestThenAsk(t *testing.T) {
 		t.Fatalf("faq ingest: exit %d\n%s\n%s", code, out, errs)
 	}
 	out, _, _ = cli(t, "ask", "--json", "--store", store, "Can I bring my cat to work?")
-	if !strings.Contains(out, `"answered_by": "faq_answer"`) || !strings.Contains(out, "Cats are not allowed") {
+	if !strings.Contains(out, `"answered_by": "faq"`) || !strings.Contains(out, "Cats are not allowed") {
 		t.Fatalf("FAQ question not answered from the FAQ:\n%s", out)
 	}
 }

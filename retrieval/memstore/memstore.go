@@ -421,10 +421,11 @@ func (s *Store) Documents(ctx context.Context, scope retrieval.Scope) ([]retriev
 		}
 		info := retrieval.DocInfo{DocID: dk.doc, Chunks: len(iids)}
 		first := true
+		best := 0
 		for iid := range iids {
 			c := &s.recs[iid].Chunk
-			if first || c.Position < 0 {
-				first = false
+			if first || c.Position < best { // describe the document by its first chunk
+				first, best = false, c.Position
 				info.Origin, info.Source, info.Title, info.ContentType = c.Meta[retrieval.MetaOrigin], c.Source, c.Title, c.ContentType
 				info.Hash = c.Meta[retrieval.MetaContentHash]
 				if t, err := time.Parse(time.RFC3339, c.Meta[retrieval.MetaIngestedAt]); err == nil {
