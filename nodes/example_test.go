@@ -27,7 +27,7 @@ func ExamplePipeline_Ask() {
 		fmt.Println(err)
 		return
 	}
-	p, err := nodes.New(nodes.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb, Classifier: clf,
+	p, err := nodes.New(nodes.Deps{Docs: k.Target().Docs, FAQ: k.Target().FAQ, Embedder: emb, Classifier: clf,
 		Reranker: rerank.NewLexical(rerank.LexicalConfig{})}, nodes.Config{})
 	if err != nil {
 		fmt.Println(err)

@@ -91,7 +91,7 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{docs: &counting{Store: k.Docs}, faq: &counting{Store: k.FAQ}}
+	f := &fixture{docs: &counting{Store: k.Target().Docs}, faq: &counting{Store: k.Target().FAQ}}
 	f.deps = nodes.Deps{
 		Docs: f.docs, FAQ: f.faq, Embedder: embed.NewHashing(embed.HashingConfig{}),
 		Classifier: clf, Reranker: rerank.NewLexical(rerank.LexicalConfig{}),

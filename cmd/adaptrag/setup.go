@@ -95,13 +95,13 @@ func build(ctx context.Context, o options) (*app, error) {
 	if o.store == "" {
 		a.kb, err = kb.Sample(ctx, emb)
 	} else {
-		a.kb, err = kb.Open(ctx, o.store, emb.Dim())
+		a.kb, err = kb.Open(ctx, o.store, kb.Options{Dim: emb.Dim()})
 	}
 	if err != nil {
 		return nil, errors.Join(err, a.shutdown(ctx))
 	}
 	a.pipe, err = nodes.New(nodes.Deps{
-		Docs: a.kb.Docs, FAQ: a.kb.FAQ, Embedder: emb, Classifier: clf, Generator: gen,
+		Docs: a.kb.Target().Docs, FAQ: a.kb.Target().FAQ, Embedder: emb, Classifier: clf, Generator: gen,
 		Reranker: rerank.NewLexical(rerank.LexicalConfig{}),
 	}, nodes.Config{TracerProvider: tp})
 	if err != nil {

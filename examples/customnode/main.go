@@ -45,7 +45,7 @@ func main() {
 		s.Answer, s.AnsweredBy = "Hi! Ask me about the handbook.", "chitchat"
 		return s, nil
 	}
-	p, err := nodes.New(nodes.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb, Classifier: clf,
+	p, err := nodes.New(nodes.Deps{Docs: k.Target().Docs, FAQ: k.Target().FAQ, Embedder: emb, Classifier: clf,
 		Reranker: rerank.NewLexical(rerank.LexicalConfig{})}, nodes.Config{
 		Insert:  []nodes.Insert{{Name: "guard", Before: nodes.NodeGenerate, Fn: guard}},
 		Replace: map[string]nodes.NodeFuncRAG{nodes.NodeChitchat: hello},

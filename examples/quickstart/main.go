@@ -31,7 +31,7 @@ func main() {
 		log.Fatal(err)
 	}
 	p, err := nodes.New(nodes.Deps{
-		Docs: k.Docs, FAQ: k.FAQ, Embedder: emb, Classifier: clf,
+		Docs: k.Target().Docs, FAQ: k.Target().FAQ, Embedder: emb, Classifier: clf,
 		Reranker: rerank.NewLexical(rerank.LexicalConfig{}),
 	}, nodes.Config{})
 	if err != nil {
