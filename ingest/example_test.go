@@ -6,6 +6,7 @@ import (
 	"testing/fstest"
 
 	"github.com/adaptrag/adaptrag/ingest"
+	"github.com/adaptrag/adaptrag/retrieval"
 )
 
 func ExampleSplitter_Split() {
@@ -50,7 +51,7 @@ func ExampleLoadFS() {
 	for _, c := range chunks {
 		fmt.Printf("%s | %q\n", c.Source, c.Text)
 	}
-	fmt.Printf("files %d, chunks %d, skipped %d, failed %d\n", rep.Files, rep.Chunks, rep.Skipped, len(rep.Errors))
+	fmt.Printf("files %d, chunks %d, skipped %d, failed %d\n", rep.Files, rep.Chunks, len(rep.Skipped), len(rep.Errors))
 	// Output:
 	// hr | "Leave > Annual\nFive days a year."
 	// hr | "Leave > Sick\nBring a certificate."
@@ -63,10 +64,25 @@ func ExampleIngestFS() {
 	store := newMemStore(8) // any retrieval.Store
 	o := ingest.Options{Tenant: "acme", Embedder: &hashEmbedder{dim: 8}}
 	for range 2 { // re-ingesting the same files changes nothing
-		rep, err := ingest.IngestFS(context.Background(), store, kb, o)
+		rep, err := ingest.IngestFS(context.Background(), ingest.Target{Docs: store}, kb, o)
 		fmt.Println(rep.Files, rep.Chunks, err, len(store.all()))
 	}
 	// Output:
 	// 1 1 <nil> 1
 	// 1 1 <nil> 1
+}
+
+func ExampleParseFAQ() {
+	csv := "问题,答案,分类\n年假有几天？,入职满一年每年 5 天。,hr\n"
+	entries, err := ingest.ParseFAQ("faq.csv", []byte(csv))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	doc := ingest.Document{ID: "faq.csv", Path: "faq.csv", FAQ: true, Entries: entries}
+	for _, c := range ingest.Chunks(doc, ingest.Options{}) {
+		fmt.Printf("[%s %s] %s -> %s (%s)\n", c.ContentType, c.Source, c.Text, c.Meta[retrieval.MetaAnswer], c.Meta[retrieval.MetaLocator])
+	}
+	// Output:
+	// [faq hr] 年假有几天？ -> 入职满一年每年 5 天。 (row 2)
 }

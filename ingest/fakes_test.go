@@ -1,6 +1,7 @@
 package ingest_test
 
 import (
+	"cmp"
 	"context"
 	"hash/fnv"
 	"maps"
@@ -11,13 +12,15 @@ import (
 	"github.com/adaptrag/adaptrag/retrieval"
 )
 
-// memStore is a map-backed retrieval.Store for tests; searches find nothing.
+// memStore is a map-backed retrieval.Store and retrieval.Lister for
+// tests; searches find nothing. It counts its writes.
 type memStore struct {
-	mu      sync.Mutex
-	dim     int
-	chunks  map[string]retrieval.Chunk // by ID
-	deletes int
-	upserts int
+	mu       sync.Mutex
+	dim      int
+	chunks   map[string]retrieval.Chunk // by ID
+	deletes  int
+	upserts  int
+	replaces int
 }
 
 func newMemStore(dim int) *memStore {
@@ -31,6 +34,10 @@ func (s *memStore) Upsert(ctx context.Context, cs []retrieval.Chunk) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.upserts++
+	return s.upsertLocked(cs)
+}
+
+func (s *memStore) upsertLocked(cs []retrieval.Chunk) error {
 	for _, c := range cs {
 		if c.ID == "" {
 			return retrieval.ErrInvalid
@@ -47,17 +54,61 @@ func (s *memStore) DeleteDocument(ctx context.Context, scope retrieval.Scope, do
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.deletes++
-	maps.DeleteFunc(s.chunks, func(_ string, c retrieval.Chunk) bool {
-		return c.Tenant == scope.Tenant && c.DocID == docID
-	})
+	s.deleteLocked(scope, docID)
 	return nil
 }
 
+func (s *memStore) deleteLocked(scope retrieval.Scope, docID string) {
+	maps.DeleteFunc(s.chunks, func(_ string, c retrieval.Chunk) bool {
+		return c.Tenant == scope.Tenant && c.DocID == docID
+	})
+}
+
+// ReplaceDocument is atomic: the batch is checked before anything changes.
 func (s *memStore) ReplaceDocument(ctx context.Context, scope retrieval.Scope, docID string, cs []retrieval.Chunk) error {
-	if err := s.DeleteDocument(ctx, scope, docID); err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.Upsert(ctx, cs)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replaces++
+	for _, c := range cs {
+		if c.ID == "" || c.DocID != docID || c.Tenant != scope.Tenant {
+			return retrieval.ErrInvalid
+		}
+		if s.dim > 0 && len(c.Vector) != s.dim {
+			return retrieval.ErrDimension
+		}
+	}
+	s.deleteLocked(scope, docID)
+	return s.upsertLocked(cs)
+}
+
+// Documents implements retrieval.Lister.
+func (s *memStore) Documents(ctx context.Context, scope retrieval.Scope) ([]retrieval.DocInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	byDoc := map[string]*retrieval.DocInfo{}
+	for _, c := range s.chunks {
+		if c.Tenant != scope.Tenant {
+			continue
+		}
+		d := byDoc[c.DocID]
+		if d == nil {
+			d = &retrieval.DocInfo{DocID: c.DocID, Origin: c.Meta[retrieval.MetaOrigin], Source: c.Source,
+				ContentType: c.ContentType, Hash: c.Meta[retrieval.MetaContentHash]}
+			byDoc[c.DocID] = d
+		}
+		d.Chunks++
+	}
+	var out []retrieval.DocInfo
+	for _, d := range byDoc {
+		out = append(out, *d)
+	}
+	slices.SortFunc(out, func(a, b retrieval.DocInfo) int {
+		return cmp.Or(strings.Compare(a.Origin, b.Origin), strings.Compare(a.DocID, b.DocID))
+	})
+	return out, nil
 }
 
 func (s *memStore) SearchDense(context.Context, retrieval.Request) ([]retrieval.Hit, error) {

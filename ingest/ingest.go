@@ -3,18 +3,12 @@ package ingest
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"maps"
-	"os"
-	"path"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"unicode/utf8"
+	"time"
 
 	"github.com/adaptrag/adaptrag/retrieval"
 )
@@ -25,11 +19,23 @@ var (
 	ErrUnsupported = errors.New("ingest: unsupported file type")
 	// ErrMalformed reports a file its loader could not parse.
 	ErrMalformed = errors.New("ingest: malformed file")
+	// ErrBinary reports a file whose content is not UTF-8 text: binary
+	// data, or text in another encoding.
+	ErrBinary = errors.New("ingest: not a text file")
 	// ErrTooLarge reports a file above Options.MaxFileSize.
 	ErrTooLarge = errors.New("ingest: file too large")
+	// ErrOutsideRoot reports a symbolic link that leads outside the
+	// ingested folder; Options.FollowSymlinks allows following it.
+	ErrOutsideRoot = errors.New("ingest: link leads outside the ingested folder")
 	// ErrEmbedding reports an embedder that returned the wrong number of
 	// vectors. A vector of the wrong length matches retrieval.ErrDimension.
 	ErrEmbedding = errors.New("ingest: embedder returned a bad result")
+	// ErrNoFAQStore reports an FAQ file ingested into a Target without an
+	// FAQ store.
+	ErrNoFAQStore = errors.New("ingest: no FAQ collection to store FAQ entries in")
+	// ErrNoLister reports Options.Prune with a store that cannot list its
+	// documents (it does not implement retrieval.Lister).
+	ErrNoLister = errors.New("ingest: store cannot list its documents")
 )
 
 // Defaults for Options.
@@ -38,18 +44,28 @@ const (
 	DefaultMaxFileSize = 16 << 20
 )
 
+// Target is where ingestion stores chunks: the two collections of a
+// knowledge base.
+type Target struct {
+	// Docs receives the chunks of documents. Required.
+	Docs retrieval.Store
+	// FAQ receives one chunk per entry of FAQ files. Nil makes every FAQ
+	// file fail with ErrNoFAQStore.
+	FAQ retrieval.Store
+}
+
 // Options configures loading and ingestion. The zero value is usable: the
 // default tenant "", sources from folder names, DefaultChunkSize and
-// DefaultOverlap runes, batches of DefaultBatchSize, no progress callback
-// and no embedder (chunks are stored without vectors, for sparse-only
-// stores).
+// DefaultOverlap runes, batches of DefaultBatchSize, no progress callback,
+// no embedder (chunks are stored without vectors, for sparse-only stores),
+// links leading outside an ingested folder refused, and nothing pruned.
 type Options struct {
-	// Tenant is written into every chunk and scopes DeleteDocument. It comes
+	// Tenant is written into every chunk and scopes every write. It comes
 	// from the caller's authority, never from file content.
 	Tenant string
 	// Source, when set, is the source of every chunk. When empty, a chunk's
-	// source is its record's own source field (JSONL), else the top folder
-	// of the file under the ingestion root, else the name of the root
+	// source is its record's own source field (JSONL, FAQ), else the top
+	// folder of the file under the ingested folder, else the name of that
 	// folder itself (for files directly in it).
 	Source string
 	// ChunkSize and Overlap are in runes; see Splitter for the zero values.
@@ -58,22 +74,43 @@ type Options struct {
 	// Progress, if set, is called from the ingesting goroutine once before
 	// the first file and once after each file.
 	Progress func(Progress)
-	// BatchSize is the number of chunks per Embed and Upsert call; 0 means
-	// DefaultBatchSize.
+	// BatchSize is the number of chunks per Embed call; 0 means
+	// DefaultBatchSize. A document is stored with one ReplaceDocument call
+	// whatever its size.
 	BatchSize int
-	// Embedder computes chunk vectors. Nil stores chunks without vectors.
+	// Embedder computes chunk vectors (of EmbedText). Nil stores chunks
+	// without vectors.
 	Embedder retrieval.Embedder
 	// JSONL says which record fields hold the text, id, title and source.
 	JSONL JSONLOptions
 	// MaxFileSize rejects larger files with ErrTooLarge; 0 means
 	// DefaultMaxFileSize.
 	MaxFileSize int64
+	// FAQFiles are read as FAQ files whatever their content looks like (an
+	// error matching ErrMalformed when they have no question and answer
+	// fields). For Ingest they are paths on disk, ingested even when they
+	// are not under the paths; for IngestFS and LoadFS, paths inside the
+	// file system.
+	FAQFiles []string
+	// FollowSymlinks follows links that lead outside an ingested folder
+	// (never the folders behind links). Without it such a link is an error
+	// matching ErrOutsideRoot and its target is not read.
+	FollowSymlinks bool
+	// Prune, after a run that was not cancelled, deletes the documents of
+	// the tenant, in both collections, whose file lay under an ingested
+	// folder and no longer exists; a folder argument that is gone prunes
+	// everything ingested from it. Both stores must implement
+	// retrieval.Lister (ErrNoLister otherwise). Report.Pruned lists them.
+	Prune bool
+	// Now gives the time written into retrieval.MetaIngestedAt; nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // Progress is a snapshot of an ingestion run.
 type Progress struct {
 	FilesDone, FilesTotal int
-	Chunks                int    // chunks produced so far
+	Chunks                int    // chunks produced so far, FAQ entries included
 	Path                  string // the file just finished, "" before the first
 	Err                   error  // that file's error, if it failed
 }
@@ -90,12 +127,23 @@ func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
 // Unwrap returns the cause.
 func (e *FileError) Unwrap() error { return e.Err }
 
+// Skip is a file left out on purpose, without an error.
+type Skip struct {
+	Path   string
+	Reason string // "no loader for this file type", "link to a folder ..."
+}
+
 // Report summarises an ingestion run.
 type Report struct {
-	Files   int         // files loaded (and stored, for Ingest) without error
-	Chunks  int         // chunks produced by those files
-	Skipped int         // files in walked folders without a loader
-	Errors  []FileError // files that failed, in walk order
+	Files      int         // document files loaded (and stored, for Ingest) without error
+	Chunks     int         // document chunks of those files
+	FAQFiles   int         // FAQ files loaded (and stored) without error
+	FAQEntries int         // FAQ entries of those files, one chunk each
+	Skipped    []Skip      // files left out: no loader, links to folders
+	Errors     []FileError // files that failed, in walk order
+	// Pruned lists the documents Options.Prune deleted (ContentType
+	// retrieval.ContentFAQ for FAQ files).
+	Pruned []retrieval.DocInfo
 }
 
 // Err joins the per-file errors, or returns nil when there are none.
@@ -107,225 +155,116 @@ func (r Report) Err() error {
 	return errors.Join(errs...)
 }
 
-// DocID returns the stable document id of a file: a hash of its
-// slash-separated path relative to the ingestion root. The same file
-// ingested again from the same root gets the same id, so its old chunks can
-// be removed with Store.DeleteDocument before the new ones are upserted.
-func DocID(relPath string) string {
-	sum := sha256.Sum256([]byte("adaptrag/doc\x00" + path.Clean(filepath.ToSlash(relPath))))
-	return hex.EncodeToString(sum[:16])
-}
-
-// chunkID returns a chunk's stable id: a hash of tenant, document, the
-// chunk's key inside the document (its record id, or its position) and its
-// text, laid out as an RFC 9562 version 8 UUID so that stores requiring
-// UUID point ids accept it as is. Identical content re-ingested gets the
-// same id, making Upsert idempotent; changed content gets a new id.
-func chunkID(tenant, docID, key, text string) string {
-	h := sha256.New()
-	for _, s := range []string{tenant, docID, key, text} {
-		h.Write([]byte(strconv.Itoa(len(s))))
-		h.Write([]byte{':'})
-		h.Write([]byte(s))
-	}
-	var u [16]byte
-	copy(u[:], h.Sum(nil))
-	u[6] = u[6]&0x0f | 0x80 // version 8
-	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
-	x := hex.EncodeToString(u[:])
-	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
-}
-
-// Chunks splits a loaded document into retrieval chunks, in order, with
-// stable ids, the tenant and source of o, Meta["path"] set to the
-// document's path, and no vectors. Each chunk's text starts with its
-// heading path ("Handbook > Leave > Sick leave") on a line of its own.
-func Chunks(doc Document, o Options) []retrieval.Chunk {
-	var out []retrieval.Chunk
-	for _, b := range doc.Blocks {
-		prefix := strings.Join(b.Headings, " > ")
-		sp := Splitter{ChunkSize: o.ChunkSize, Overlap: o.Overlap}
-		size, _ := sp.sizes()
-		if prefix != "" {
-			// Leave room for the prefix, but never less than half the size.
-			sp.ChunkSize = max(size-utf8.RuneCountInString(prefix)-1, size/2)
-		}
-		pieces := []string{strings.TrimSpace(b.Text)}
-		if b.ContentType == retrieval.ContentText || utf8.RuneCountInString(b.Text) > sp.ChunkSize {
-			pieces = sp.Split(b.Text)
-		}
-		source := cmp.Or(o.Source, b.Source, doc.Source)
-		title := cmp.Or(b.Title, prefix, doc.Title)
-		for i, p := range pieces {
-			if p == "" {
-				continue
-			}
-			text := p
-			if prefix != "" {
-				text = prefix + "\n" + p
-			}
-			key := "pos:" + strconv.Itoa(len(out))
-			if b.RecordID != "" {
-				key = "rec:" + b.RecordID + "#" + strconv.Itoa(i)
-			}
-			meta := maps.Clone(b.Meta)
-			if meta == nil {
-				meta = map[string]string{}
-			}
-			meta["path"] = doc.Path
-			out = append(out, retrieval.Chunk{
-				ID:          chunkID(o.Tenant, doc.ID, key, text),
-				DocID:       doc.ID,
-				Tenant:      o.Tenant,
-				Source:      source,
-				Title:       title,
-				ContentType: cmp.Or(b.ContentType, retrieval.ContentText),
-				Position:    len(out),
-				Text:        text,
-				Meta:        meta,
-			})
-		}
-	}
-	return out
-}
-
-// file is one file to ingest.
-type file struct {
-	fsys    fs.FS
-	rel     string // path inside fsys, slash-separated
-	display string // path reported to the caller
-	rootSrc string // default source for files directly under the root
-}
-
 // LoadFS loads and splits every supported file of fsys, without embedding
-// or storing. Hidden files and folders (".name") are skipped, and so are
-// files without a loader (counted in Report.Skipped). A file that fails is
-// recorded in Report.Errors and the others are still loaded. The error is
-// non-nil only when ctx ends, wrapping ctx.Err(). A filesystem without
-// content gives nil chunks.
+// or storing: document chunks and, for FAQ files, FAQ chunks (ContentType
+// retrieval.ContentFAQ). Hidden files and folders (".name") are skipped,
+// and so are files without a loader (listed in Report.Skipped). A file
+// that fails is recorded in Report.Errors and the others are still loaded.
+// The error is non-nil only when ctx ends, wrapping ctx.Err(). A file
+// system without content gives nil chunks. Options.Prune is ignored.
 func LoadFS(ctx context.Context, fsys fs.FS, o Options) ([]retrieval.Chunk, Report, error) {
-	files, rep := walkFS(fsys, ".", "", "")
+	var rep Report
+	c := newCollector(o, &rep)
+	c.fs(fsys)
 	var all []retrieval.Chunk
-	err := run(ctx, files, &rep, o, func(_ context.Context, _ Document, cs []retrieval.Chunk) error {
+	err := run(ctx, c.files, &rep, o, func(_ context.Context, _ Document, cs []retrieval.Chunk) error {
 		all = append(all, cs...)
 		return nil
 	})
 	return all, rep, err
 }
 
-// IngestFS ingests every supported file of fsys into store; see Ingest.
-// This is how the embedded sample knowledge base (samplekb.FS) is loaded.
-func IngestFS(ctx context.Context, store retrieval.Store, fsys fs.FS, o Options) (Report, error) {
-	if err := check(store, o); err != nil {
+// IngestFS ingests every supported file of fsys into t; see Ingest.
+// Document ids are the paths inside fsys (DocID), so two file systems
+// ingested into one store must not share paths. With Options.Prune, fsys
+// is taken as the whole tree: documents with such ids that fsys no longer
+// holds are deleted. This is how the embedded sample knowledge base is
+// loaded.
+func IngestFS(ctx context.Context, t Target, fsys fs.FS, o Options) (Report, error) {
+	if err := check(t, o); err != nil {
 		return Report{}, err
 	}
-	files, rep := walkFS(fsys, ".", "", "")
-	err := run(ctx, files, &rep, o, storeFunc(store, o))
+	var rep Report
+	c := newCollector(o, &rep)
+	c.fs(fsys)
+	err := run(ctx, c.files, &rep, o, storeFunc(t, o))
+	if err == nil && o.Prune {
+		err = prune(ctx, t, c.trees, o, &rep)
+	}
 	return rep, err
+}
+
+// fs lists the files of an IngestFS or LoadFS file system.
+func (c *collector) fs(fsys fs.FS) {
+	for _, p := range c.o.FAQFiles {
+		c.faq[DocID(p)] = true
+	}
+	c.walk(&tree{fsys: fsys, folder: true})
 }
 
 // Ingest loads, splits, embeds and stores the given files and folders
-// (walked recursively). For each file it embeds all chunks in batches, then
-// removes the document's previous chunks with DeleteDocument and upserts
-// the new ones, so re-ingesting a changed file leaves no stale chunk and
-// re-ingesting an unchanged one changes nothing. Ids are relative to each
-// argument: a folder argument is the root of its files, and a file
-// argument's root is its own folder.
+// (walked recursively) into t: documents into t.Docs, the entries of FAQ
+// files (recognised by content, see ParseFAQ, or named in
+// Options.FAQFiles) into t.FAQ.
 //
-// A file that fails (unreadable, malformed, rejected by the embedder or the
+// A document's id is its file's resolved absolute path (FileDocID), the
+// same whichever folder, subfolder or file argument reaches it, so
+// ingesting a folder and then one of its subfolders adds no duplicate, and
+// two files of the same name in different folders stay two documents. The
+// price: moving or renaming the folder gives its files new ids; ingest the
+// old location with Options.Prune to delete what was ingested from it.
+// Links are followed only inside the folder being walked (see
+// Options.FollowSymlinks); a link to a file of the folder is that file. A
+// path given as an argument is resolved wherever its links lead: naming
+// it is consent.
+//
+// Each file is embedded whole and then stored with one
+// Store.ReplaceDocument call, so a failure or a cancellation leaves the
+// stored version intact and readers never see half a file; re-ingesting
+// an unchanged file leaves the same chunk ids. A file that fails
+// (unreadable, not text, malformed, rejected by the embedder or the
 // store) is recorded in Report.Errors and the rest continue. The returned
-// error is reserved for the run as a whole: a nil store, an embedder whose
-// dimension differs from the store's, or ctx ending (the error then wraps
-// ctx.Err(), so a timeout matches context.DeadlineExceeded).
-func Ingest(ctx context.Context, store retrieval.Store, paths []string, o Options) (Report, error) {
-	if err := check(store, o); err != nil {
+// error is reserved for the run as a whole: no Docs store, an embedder
+// whose dimension differs from a store's, Prune without a Lister, or ctx
+// ending (the error then wraps ctx.Err(), so a timeout matches
+// context.DeadlineExceeded).
+func Ingest(ctx context.Context, t Target, paths []string, o Options) (Report, error) {
+	if err := check(t, o); err != nil {
 		return Report{}, err
 	}
-	var files []file
 	var rep Report
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			rep.Errors = append(rep.Errors, FileError{Path: p, Err: err})
-			continue
-		}
-		if st.IsDir() {
-			found, r := walkFS(os.DirFS(p), ".", p, rootName(p))
-			files = append(files, found...)
-			rep.Skipped += r.Skipped
-			rep.Errors = append(rep.Errors, r.Errors...)
-			continue
-		}
-		dir := filepath.Dir(p)
-		files = append(files, file{fsys: os.DirFS(dir), rel: filepath.Base(p), display: p, rootSrc: rootName(dir)})
+	c := newCollector(o, &rep)
+	release := c.disk(paths)
+	defer release()
+	err := run(ctx, c.files, &rep, o, storeFunc(t, o))
+	if err == nil && o.Prune {
+		err = prune(ctx, t, c.trees, o, &rep)
 	}
-	err := run(ctx, files, &rep, o, storeFunc(store, o))
 	return rep, err
 }
 
-// rootName is the base name of a folder, resolving "." and "..".
-func rootName(dir string) string {
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	b := filepath.Base(dir)
-	if b == string(filepath.Separator) || b == "." {
-		return ""
-	}
-	return b
-}
-
 // check validates the run-wide configuration.
-func check(store retrieval.Store, o Options) error {
-	if store == nil {
-		return fmt.Errorf("ingest: nil store: %w", retrieval.ErrInvalid)
+func check(t Target, o Options) error {
+	if t.Docs == nil {
+		return fmt.Errorf("ingest: nil document store: %w", retrieval.ErrInvalid)
 	}
-	if o.Embedder != nil {
-		if sd, ed := store.Dim(), o.Embedder.Dim(); sd > 0 && ed > 0 && sd != ed {
-			return fmt.Errorf("ingest: embedder dimension %d, store dimension %d: %w", ed, sd, retrieval.ErrDimension)
+	for _, st := range []struct {
+		name string
+		s    retrieval.Store
+	}{{"document", t.Docs}, {"FAQ", t.FAQ}} {
+		if st.s == nil {
+			continue
+		}
+		if o.Embedder != nil {
+			if sd, ed := st.s.Dim(), o.Embedder.Dim(); sd > 0 && ed > 0 && sd != ed {
+				return fmt.Errorf("ingest: embedder dimension %d, %s store dimension %d: %w", ed, st.name, sd, retrieval.ErrDimension)
+			}
+		}
+		if _, ok := st.s.(retrieval.Lister); o.Prune && !ok {
+			return fmt.Errorf("%w: the %s store (%T) does not implement retrieval.Lister, so nothing can be pruned", ErrNoLister, st.name, st.s)
 		}
 	}
 	return nil
-}
-
-// walkFS lists the supported files under dir in lexical order. display is
-// the prefix of reported paths; rootSrc the source of files directly in
-// the root.
-func walkFS(fsys fs.FS, dir, display, rootSrc string) ([]file, Report) {
-	var files []file
-	var rep Report
-	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			rep.Errors = append(rep.Errors, FileError{Path: joinDisplay(display, p), Err: err})
-			return nil
-		}
-		if p != dir && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() || !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
-			return nil
-		}
-		if !Supported(p) {
-			rep.Skipped++
-			return nil
-		}
-		files = append(files, file{fsys: fsys, rel: p, display: joinDisplay(display, p), rootSrc: rootSrc})
-		return nil
-	})
-	if err != nil { // only a root that cannot be read at all
-		rep.Errors = append(rep.Errors, FileError{Path: joinDisplay(display, dir), Err: err})
-	}
-	return files, rep
-}
-
-func joinDisplay(prefix, rel string) string {
-	if prefix == "" {
-		return rel
-	}
-	return filepath.Join(prefix, filepath.FromSlash(rel))
 }
 
 // sink receives the chunks of one loaded document.
@@ -336,10 +275,11 @@ type sink func(ctx context.Context, doc Document, chunks []retrieval.Chunk) erro
 func run(ctx context.Context, files []file, rep *Report, o Options, sink sink) error {
 	// Paths that failed before the run (a missing argument) count as done.
 	total := len(files) + len(rep.Errors)
+	done := func() int { return rep.Files + rep.FAQFiles + len(rep.Errors) }
 	progress := func(path string, err error) {
 		if o.Progress != nil {
-			o.Progress(Progress{FilesDone: rep.Files + len(rep.Errors), FilesTotal: total,
-				Chunks: rep.Chunks, Path: path, Err: err})
+			o.Progress(Progress{FilesDone: done(), FilesTotal: total,
+				Chunks: rep.Chunks + rep.FAQEntries, Path: path, Err: err})
 		}
 	}
 	progress("", nil)
@@ -347,13 +287,17 @@ func run(ctx context.Context, files []file, rep *Report, o Options, sink sink) e
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}
-		n, err := ingestFile(ctx, f, o, sink)
-		if err != nil {
+		doc, n, err := ingestFile(ctx, f, o, sink)
+		switch {
+		case err != nil:
 			if ctxErr := ctx.Err(); ctxErr != nil && isContextErr(err) {
 				return fmt.Errorf("ingest: %s: %w", f.display, err)
 			}
 			rep.Errors = append(rep.Errors, FileError{Path: f.display, Err: err})
-		} else {
+		case doc.FAQ:
+			rep.FAQFiles++
+			rep.FAQEntries += n
+		default:
 			rep.Files++
 			rep.Chunks += n
 		}
@@ -368,69 +312,109 @@ func isContextErr(err error) bool {
 
 // ingestFile loads one file and passes its chunks to sink. A loader panic
 // is turned into the file's error rather than crashing the run.
-func ingestFile(ctx context.Context, f file, o Options, sink sink) (n int, err error) {
-	info, err := fs.Stat(f.fsys, f.rel)
+func ingestFile(ctx context.Context, f file, o Options, sink sink) (doc Document, n int, err error) {
+	data, err := read(f, cmp.Or(o.MaxFileSize, DefaultMaxFileSize))
 	if err != nil {
-		return 0, err
-	}
-	if limit := cmp.Or(o.MaxFileSize, DefaultMaxFileSize); info.Size() > limit {
-		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, info.Size(), limit)
-	}
-	data, err := fs.ReadFile(f.fsys, f.rel)
-	if err != nil {
-		return 0, err
+		return doc, 0, err
 	}
 	var chunks []retrieval.Chunk
-	var doc Document
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
 				err = fmt.Errorf("%w: loader panic: %v", ErrMalformed, r)
 			}
 		}()
-		doc, err = Parse(f.rel, data, o)
+		doc, err = parse(f.origin, data, o, f.faq)
 		if err != nil {
 			return
 		}
-		doc.Source = f.rootSrc
+		doc.ID = f.id
+		doc.Source = f.tree.src
 		if top, _, ok := strings.Cut(doc.Path, "/"); ok {
 			doc.Source = top
 		}
 		chunks = Chunks(doc, o)
 	}()
 	if err != nil {
-		return 0, err
+		return doc, 0, err
 	}
 	if err := sink(ctx, doc, chunks); err != nil {
-		return 0, err
+		return doc, 0, err
 	}
-	return len(chunks), nil
+	return doc, len(chunks), nil
 }
 
-// storeFunc returns the sink of Ingest: embed every chunk of the document,
-// then replace the document's chunks in the store. Embedding comes first so
-// that a failing embedder leaves the previously stored version intact.
-func storeFunc(store retrieval.Store, o Options) sink {
+// read returns the content of f, refusing more than limit bytes.
+func read(f file, limit int64) ([]byte, error) {
+	fh, err := f.open()
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	info, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if info.IsDir() {
+		return nil, fmt.Errorf("%w: a folder", ErrUnsupported)
+	}
+	if info.Size() > limit {
+		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, info.Size(), limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(fh, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
+	}
+	return data, nil
+}
+
+// storeFunc returns the sink of Ingest and IngestFS: embed every chunk of
+// the document, then replace the document in its collection with one
+// ReplaceDocument call. Embedding comes first, so a failing embedder or a
+// cancellation leaves the stored version intact. The document is then
+// removed from the other collection, in case the file changed kind.
+func storeFunc(t Target, o Options) sink {
 	batch := cmp.Or(o.BatchSize, DefaultBatchSize)
 	if batch < 0 {
 		batch = DefaultBatchSize
 	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	scope := retrieval.Scope{Tenant: o.Tenant}
 	return func(ctx context.Context, doc Document, chunks []retrieval.Chunk) error {
+		dst, other := t.Docs, t.FAQ
+		if doc.FAQ {
+			dst, other = t.FAQ, t.Docs
+			if dst == nil {
+				return ErrNoFAQStore
+			}
+		}
 		if o.Embedder != nil {
 			for i := 0; i < len(chunks); i += batch {
-				part := chunks[i:min(i+batch, len(chunks))]
-				if err := embed(ctx, o.Embedder, part); err != nil {
+				if err := embed(ctx, o.Embedder, chunks[i:min(i+batch, len(chunks))]); err != nil {
 					return err
 				}
 			}
 		}
-		err := store.DeleteDocument(ctx, retrieval.Scope{Tenant: o.Tenant}, doc.ID)
-		if err != nil && !errors.Is(err, retrieval.ErrNotFound) {
-			return fmt.Errorf("delete previous chunks: %w", err)
+		stamp := now().UTC().Format(time.RFC3339)
+		for i := range chunks {
+			chunks[i].Meta[retrieval.MetaIngestedAt] = stamp
 		}
-		for i := 0; i < len(chunks); i += batch {
-			if err := store.Upsert(ctx, chunks[i:min(i+batch, len(chunks))]); err != nil {
-				return fmt.Errorf("upsert: %w", err)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := dst.ReplaceDocument(ctx, scope, doc.ID, chunks); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+		if other != nil {
+			err := other.DeleteDocument(ctx, scope, doc.ID)
+			if err != nil && !errors.Is(err, retrieval.ErrNotFound) {
+				return fmt.Errorf("remove from the other collection: %w", err)
 			}
 		}
 		return nil
@@ -441,7 +425,7 @@ func storeFunc(store retrieval.Store, o Options) sink {
 func embed(ctx context.Context, e retrieval.Embedder, chunks []retrieval.Chunk) error {
 	texts := make([]string, len(chunks))
 	for i := range chunks {
-		texts[i] = chunks[i].Text
+		texts[i] = EmbedText(&chunks[i])
 	}
 	vecs, err := e.Embed(ctx, texts)
 	if err != nil {

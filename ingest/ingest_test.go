@@ -33,8 +33,8 @@ func TestStableIDs(t *testing.T) {
 			t.Errorf("duplicate chunk id %s", c.ID)
 		}
 		seen[c.ID] = true
-		if c.DocID != ingest.DocID(c.Meta["path"]) || c.Tenant != "acme" {
-			t.Errorf("chunk %s: doc %s path %s tenant %q", c.ID, c.DocID, c.Meta["path"], c.Tenant)
+		if c.DocID != ingest.DocID(c.Meta[retrieval.MetaOrigin]) || c.Tenant != "acme" {
+			t.Errorf("chunk %s: doc %s origin %s tenant %q", c.ID, c.DocID, c.Meta[retrieval.MetaOrigin], c.Tenant)
 		}
 	}
 	// Another tenant gets other chunk ids for the same content.
@@ -81,7 +81,7 @@ func TestIngestIdempotentAndReplacesStaleChunks(t *testing.T) {
 	o := ingest.Options{Tenant: "t1", Embedder: emb, ChunkSize: 100, Overlap: 20}
 	ctx := context.Background()
 
-	rep, err := ingest.Ingest(ctx, store, []string{dir}, o)
+	rep, err := ingest.Ingest(ctx, ingest.Target{Docs: store}, []string{dir}, o)
 	if err != nil || rep.Err() != nil {
 		t.Fatalf("first ingest: %v %v", err, rep.Err())
 	}
@@ -96,7 +96,7 @@ func TestIngestIdempotentAndReplacesStaleChunks(t *testing.T) {
 	}
 
 	// Same files again: the store is unchanged.
-	if _, err := ingest.Ingest(ctx, store, []string{dir}, o); err != nil {
+	if _, err := ingest.Ingest(ctx, ingest.Target{Docs: store}, []string{dir}, o); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.EqualFunc(first, store.all(), func(a, b retrieval.Chunk) bool { return a.ID == b.ID && a.Text == b.Text }) {
@@ -105,7 +105,7 @@ func TestIngestIdempotentAndReplacesStaleChunks(t *testing.T) {
 
 	// The claims file shrinks: its old chunks must all go.
 	write("finance/claims.md", "# Claims\n\nShort now.")
-	rep, err = ingest.Ingest(ctx, store, []string{dir}, o)
+	rep, err = ingest.Ingest(ctx, ingest.Target{Docs: store}, []string{dir}, o)
 	if err != nil || rep.Err() != nil {
 		t.Fatal(err, rep.Err())
 	}
@@ -126,13 +126,13 @@ func TestIngestIsolatesFileErrors(t *testing.T) {
 	missing := filepath.Join("testdata", "no-such-dir")
 	png := filepath.Join(root, "it", "logo.png") // skipped in a walk, an error when named
 	var progress []ingest.Progress
-	rep, err := ingest.Ingest(context.Background(), store, []string{root, missing, png}, ingest.Options{
+	rep, err := ingest.Ingest(context.Background(), ingest.Target{Docs: store}, []string{root, missing, png}, ingest.Options{
 		Progress: func(p ingest.Progress) { progress = append(progress, p) },
 	})
 	if err != nil {
 		t.Fatalf("Ingest: %v (per-file errors must not stop the run)", err)
 	}
-	if rep.Files != 3 || rep.Skipped != 1 {
+	if rep.Files != 3 || len(rep.Skipped) != 1 || filepath.Base(rep.Skipped[0].Path) != "logo.png" {
 		t.Errorf("report %+v: want 3 good files and the .png skipped", rep)
 	}
 	failed := map[string]error{}
@@ -173,25 +173,25 @@ func TestIngestIsolatesFileErrors(t *testing.T) {
 func TestIngestBatchesEmbeddings(t *testing.T) {
 	m := fstest.MapFS{"it/faq.jsonl": {Data: []byte(strings.Repeat(`{"question":"q","answer":"a"}`+"\n", 5))}}
 	emb := &hashEmbedder{dim: 4}
-	store := newMemStore(4)
-	rep, err := ingest.IngestFS(context.Background(), store, m, ingest.Options{Embedder: emb, BatchSize: 2})
-	if err != nil || rep.Chunks != 5 {
-		t.Fatalf("rep %+v err %v", rep, err)
+	docs, faq := newMemStore(4), newMemStore(4)
+	rep, err := ingest.IngestFS(context.Background(), ingest.Target{Docs: docs, FAQ: faq}, m, ingest.Options{Embedder: emb, BatchSize: 2})
+	if err != nil || rep.FAQEntries != 5 || len(faq.all()) != 5 {
+		t.Fatalf("rep %+v err %v, %d FAQ chunks stored", rep, err, len(faq.all()))
 	}
 	if !slices.Equal(emb.batches, []int{2, 2, 1}) {
 		t.Errorf("embed batches = %v, want [2 2 1]", emb.batches)
 	}
-	if store.upserts != 3 {
-		t.Errorf("%d upserts, want 3 batches", store.upserts)
+	if faq.replaces != 1 || faq.upserts != 0 {
+		t.Errorf("%d replaces and %d upserts, want the whole file in one ReplaceDocument", faq.replaces, faq.upserts)
 	}
 }
 
 func TestIngestDimensionMismatch(t *testing.T) {
-	_, err := ingest.IngestFS(context.Background(), newMemStore(8), fstest.MapFS{}, ingest.Options{Embedder: &hashEmbedder{dim: 4}})
+	_, err := ingest.IngestFS(context.Background(), ingest.Target{Docs: newMemStore(8)}, fstest.MapFS{}, ingest.Options{Embedder: &hashEmbedder{dim: 4}})
 	if !errors.Is(err, retrieval.ErrDimension) {
 		t.Errorf("err = %v, want retrieval.ErrDimension", err)
 	}
-	if _, err := ingest.IngestFS(context.Background(), nil, fstest.MapFS{}, ingest.Options{}); !errors.Is(err, retrieval.ErrInvalid) {
+	if _, err := ingest.IngestFS(context.Background(), ingest.Target{}, fstest.MapFS{}, ingest.Options{}); !errors.Is(err, retrieval.ErrInvalid) {
 		t.Errorf("nil store: err = %v, want retrieval.ErrInvalid", err)
 	}
 }
@@ -199,12 +199,12 @@ func TestIngestDimensionMismatch(t *testing.T) {
 func TestIngestEmbedFailureKeepsPreviousVersion(t *testing.T) {
 	m := fstest.MapFS{"hr/a.txt": {Data: []byte("version one")}}
 	store := newMemStore(4)
-	if _, err := ingest.IngestFS(context.Background(), store, m, ingest.Options{Embedder: &hashEmbedder{dim: 4}}); err != nil {
+	if _, err := ingest.IngestFS(context.Background(), ingest.Target{Docs: store}, m, ingest.Options{Embedder: &hashEmbedder{dim: 4}}); err != nil {
 		t.Fatal(err)
 	}
 	m["hr/a.txt"].Data = []byte("version two")
 	boom := errors.New("embedding service down")
-	rep, err := ingest.IngestFS(context.Background(), store, m, ingest.Options{Embedder: &hashEmbedder{dim: 4, err: boom}})
+	rep, err := ingest.IngestFS(context.Background(), ingest.Target{Docs: store}, m, ingest.Options{Embedder: &hashEmbedder{dim: 4, err: boom}})
 	if err != nil || len(rep.Errors) != 1 || !errors.Is(rep.Errors[0].Err, boom) {
 		t.Fatalf("rep %+v err %v: want one file error wrapping the embedder's", rep, err)
 	}
@@ -217,7 +217,7 @@ func TestIngestContextEnds(t *testing.T) {
 	m := fstest.MapFS{"a.txt": {Data: []byte("a")}, "b.txt": {Data: []byte("b")}}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	rep, err := ingest.IngestFS(ctx, newMemStore(4), m, ingest.Options{Embedder: blockingEmbedder{}})
+	rep, err := ingest.IngestFS(ctx, ingest.Target{Docs: newMemStore(4)}, m, ingest.Options{Embedder: blockingEmbedder{}})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want a wrapped context.DeadlineExceeded", err)
 	}
@@ -245,12 +245,12 @@ func TestSourceDefaults(t *testing.T) {
 	}
 	sources := func(paths []string, o ingest.Options) []string {
 		store := newMemStore(0)
-		if _, err := ingest.Ingest(context.Background(), store, paths, o); err != nil {
+		if _, err := ingest.Ingest(context.Background(), ingest.Target{Docs: store}, paths, o); err != nil {
 			t.Fatal(err)
 		}
 		var out []string
 		for _, c := range store.all() {
-			out = append(out, c.Meta["path"]+"="+c.Source)
+			out = append(out, c.Meta[retrieval.MetaOrigin]+"="+c.Source)
 		}
 		slices.Sort(out)
 		return out

@@ -1,9 +1,9 @@
 package ingest
 
 import (
-	"bytes"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -12,47 +12,74 @@ import (
 
 // Document is one loaded file, before splitting.
 type Document struct {
-	ID     string  // stable document id: DocID(Path)
-	Path   string  // slash-separated path relative to the ingestion root
+	// ID is the stable document id: DocID(Path) as Parse sets it, or
+	// FileDocID for files on disk (Ingest sets it).
+	ID string
+	// Path is the slash-separated path of the file relative to the
+	// ingested folder; chunks carry it as retrieval.MetaOrigin.
+	Path   string
 	Source string  // category for the chunks; records may override it
 	Title  string  // document title: first H1, HTML <title>, or the file name
-	Blocks []Block // content in document order
+	Hash   string  // "sha256:" and the hex SHA-256 of the file's bytes (MetaContentHash)
+	Blocks []Block // content in document order; empty for an FAQ file
+	// FAQ marks an FAQ file: its Entries go to the FAQ collection, one
+	// chunk each, never among documents.
+	FAQ     bool
+	Entries []FAQEntry
 }
 
 // Block is a unit of loaded content: a heading section, a table row or a
-// record. Text blocks are split further; table rows and FAQ records are kept
+// record. Text blocks are split further; table rows and records are kept
 // whole unless they exceed the chunk size.
 type Block struct {
 	// Headings is the context path written before each chunk of the block,
-	// outermost first (document title, then section headings). Empty for
-	// records that carry their own context, such as FAQ entries.
+	// outermost first (document title, then section headings).
 	Headings    []string
 	Title       string            // chunk title; "" means the joined Headings
 	Text        string            // body text, without the Headings
-	ContentType string            // retrieval.ContentText, ContentTableRow or ContentFAQ
+	ContentType string            // retrieval.ContentText or ContentTableRow
 	RecordID    string            // id given by the source (JSONL id field), "" if none
 	Source      string            // per-record source (JSONL source field), "" if none
+	Locator     string            // where the block is in its file (retrieval.MetaLocator)
 	Meta        map[string]string // extra metadata copied to every chunk of the block
 }
 
 // Parse loads data as the file at path p (slash-separated), choosing the
-// loader by extension: .md/.markdown, .txt, .csv, .jsonl, .html/.htm. An
-// unknown extension yields an error matching ErrUnsupported and a malformed
-// file one matching ErrMalformed. Invalid UTF-8 is replaced by U+FFFD and
-// Windows line ends are normalised. The returned Document has ID and Path
-// set; Source is left to the caller.
+// loader by extension: .md/.markdown, .txt, .csv, .jsonl, .html/.htm. A
+// .jsonl or .csv file whose records have question and answer fields is an
+// FAQ file (see ParseFAQ): the Document then has FAQ set and its Entries
+// instead of Blocks. An unknown extension yields an error matching
+// ErrUnsupported, content that is not UTF-8 text one matching ErrBinary,
+// and a malformed file one matching ErrMalformed. A few invalid UTF-8
+// bytes are replaced by U+FFFD and Windows line ends are normalised. The
+// returned Document has ID, Path and Hash set; Source is left to the
+// caller.
 func Parse(p string, data []byte, o Options) (Document, error) {
-	p = path.Clean(strings.TrimPrefix(p, "./"))
-	doc := Document{ID: DocID(p), Path: p, Title: fileTitle(p)}
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	text := string(data)
-	if !utf8.ValidString(text) {
-		text = strings.ToValidUTF8(text, "\ufffd")
+	return parse(p, data, o, false)
+}
+
+// parse is Parse; asFAQ reads the file as an FAQ file whatever its content.
+func parse(p string, data []byte, o Options, asFAQ bool) (Document, error) {
+	p = path.Clean(strings.TrimPrefix(filepath.ToSlash(p), "./"))
+	doc := Document{ID: DocID(p), Path: p, Title: fileTitle(p), Hash: contentHash(data)}
+	ext := strings.ToLower(path.Ext(p))
+	if !Supported(p) {
+		return doc, fmt.Errorf("%w: %q", ErrUnsupported, ext)
 	}
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	text = strings.ReplaceAll(text, "\r", "\n")
+	if err := checkText(data); err != nil {
+		return doc, err
+	}
+	text := normalize(data)
+	if asFAQ || isFAQ(ext, text, o.JSONL) {
+		if ext != ".jsonl" && ext != ".csv" {
+			return doc, fmt.Errorf("%w: %q is not an FAQ format (.jsonl or .csv)", ErrUnsupported, ext)
+		}
+		entries, err := parseFAQ(ext, text)
+		doc.FAQ, doc.Entries = true, entries
+		return doc, err
+	}
 	var err error
-	switch ext := strings.ToLower(path.Ext(p)); ext {
+	switch ext {
 	case ".md", ".markdown":
 		loadMarkdown(&doc, text)
 	case ".txt":
@@ -63,8 +90,6 @@ func Parse(p string, data []byte, o Options) (Document, error) {
 		err = loadJSONL(&doc, text, o.JSONL)
 	case ".html", ".htm":
 		err = loadHTML(&doc, text)
-	default:
-		return doc, fmt.Errorf("%w: %q", ErrUnsupported, ext)
 	}
 	return doc, err
 }
@@ -130,7 +155,8 @@ func (s *sections) flush() {
 	if len(hs) == 0 || hs[0] != s.doc.Title {
 		hs = append([]string{s.doc.Title}, hs...)
 	}
-	s.doc.Blocks = append(s.doc.Blocks, Block{Headings: hs, Text: body, ContentType: retrieval.ContentText})
+	s.doc.Blocks = append(s.doc.Blocks, Block{Headings: hs, Text: body, ContentType: retrieval.ContentText,
+		Locator: strings.Join(hs, " > ")})
 }
 
 // cleanBody trims every line and collapses runs of blank lines into one.
@@ -209,7 +235,7 @@ func atxHeading(l string) (int, string) {
 }
 
 // loadText loads plain text as one block. A short first line followed by a
-// blank line is taken as the title.
+// blank line is taken as the title. Its chunks have no locator.
 func loadText(doc *Document, text string) {
 	text = strings.TrimSpace(text)
 	if first, rest, ok := strings.Cut(text, "\n\n"); ok && !strings.Contains(first, "\n") {

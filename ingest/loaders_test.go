@@ -77,6 +77,7 @@ func TestParseMalformed(t *testing.T) {
 		{"x.jsonl", "{\"text\":\"ok\"}\n[1,2]\n"},
 		{"y.jsonl", "{\"text\":\"ok\"}\nnot json\n"},
 		{"z.jsonl", "{\"title\":\"no text field\"}\n"},
+		{"faq.jsonl", "{\"question\":\"q\",\"answer\":\"a\"}\n{\"question\":\"no answer\"}\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,22 +97,24 @@ func TestParseMalformed(t *testing.T) {
 
 func TestParseJSONLFAQ(t *testing.T) {
 	doc := parseFile(t, "faq.jsonl", ingest.Options{})
-	if len(doc.Blocks) != 2 {
-		t.Fatalf("%d blocks, want 2 (blank line skipped)", len(doc.Blocks))
+	if !doc.FAQ || len(doc.Blocks) != 0 || len(doc.Entries) != 2 {
+		t.Fatalf("FAQ %v, %d blocks, %d entries; want an FAQ file of 2 entries (blank line skipped)", doc.FAQ, len(doc.Blocks), len(doc.Entries))
 	}
-	b := doc.Blocks[1]
-	if b.ContentType != retrieval.ContentFAQ || b.RecordID != "q2" || b.Source != "after_sales" {
-		t.Errorf("block = %+v", b)
-	}
-	if b.Text != "退货运费谁承担？\n质量问题由公司承担。" || b.Title != "退货运费谁承担？" {
-		t.Errorf("text %q, title %q", b.Text, b.Title)
-	}
-	if b.Meta["lang"] != "zh" || b.Meta["answer"] != "质量问题由公司承担。" {
-		t.Errorf("meta = %v", b.Meta)
+	want := ingest.FAQEntry{ID: "q2", Question: "退货运费谁承担？", Answer: "质量问题由公司承担。", Source: "after_sales", Lang: "zh", Locator: "id q2"}
+	if doc.Entries[1] != want {
+		t.Errorf("entry = %+v, want %+v", doc.Entries[1], want)
 	}
 	cs := ingest.Chunks(doc, ingest.Options{})
-	if cs[0].Source != "after_sales" || cs[0].Text != "How long is the return window?\n7 days after delivery." {
-		t.Errorf("chunk = %+v", cs[0])
+	c := cs[1]
+	if c.ContentType != retrieval.ContentFAQ || c.Source != "after_sales" || c.Text != "退货运费谁承担？" || c.Title != c.Text {
+		t.Errorf("chunk = %+v: want the question alone as text and title", c)
+	}
+	if c.Meta[retrieval.MetaAnswer] != "质量问题由公司承担。" || c.Meta[retrieval.MetaQuestion] != c.Text ||
+		c.Meta[retrieval.MetaLang] != "zh" || c.Meta[retrieval.MetaOrigin] != "faq.jsonl" || c.Meta[retrieval.MetaLocator] != "id q2" {
+		t.Errorf("meta = %v", c.Meta)
+	}
+	if got := ingest.EmbedText(&c); got != "退货运费谁承担？" {
+		t.Errorf("EmbedText = %q, want the question only", got)
 	}
 	// Options.Source wins over the record's source.
 	if cs := ingest.Chunks(doc, ingest.Options{Source: "faq"}); cs[0].Source != "faq" {

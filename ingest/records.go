@@ -13,10 +13,33 @@ import (
 	"github.com/adaptrag/adaptrag/retrieval"
 )
 
+// rows numbers the records of a CSV file as a spreadsheet shows its rows:
+// a blank line is an empty row, and a quoted cell over several lines keeps
+// its record on one row.
+type rows struct {
+	r        *csv.Reader
+	row, end int // row of the last record; line its last cell ends on
+}
+
+// next returns the row of rec, the record just read.
+func (n *rows) next(rec []string) int {
+	line, _ := n.r.FieldPos(0)
+	if n.row == 0 {
+		n.row = line
+	} else {
+		n.row += line - n.end
+	}
+	last, _ := n.r.FieldPos(len(rec) - 1)
+	n.end = last + strings.Count(rec[len(rec)-1], "\n")
+	return n.row
+}
+
 // loadCSV makes one table-row block per data row. The first row is the
 // header; each row's text keeps the header names ("费用类型: 差旅; 审批人:
 // 部门负责人") so that a row retrieved alone still says what its values
-// mean. Empty cells are left out.
+// mean. Empty cells are left out. A row's locator is "row N" numbered as a
+// spreadsheet shows it: the header is row 1, the first data row row 2
+// (blank lines count as rows).
 func loadCSV(doc *Document, text string) error {
 	r := csv.NewReader(strings.NewReader(text))
 	r.FieldsPerRecord = -1 // ragged rows are kept; extra cells get column names
@@ -28,10 +51,12 @@ func loadCSV(doc *Document, text string) error {
 	if err != nil {
 		return fmt.Errorf("%w: csv header: %w", ErrMalformed, err)
 	}
+	rows := rows{r: r}
+	rows.next(header)
 	for i := range header {
 		header[i] = strings.TrimSpace(header[i])
 	}
-	for row := 1; ; row++ {
+	for {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -39,6 +64,7 @@ func loadCSV(doc *Document, text string) error {
 		if err != nil {
 			return fmt.Errorf("%w: csv: %w", ErrMalformed, err)
 		}
+		row := rows.next(rec)
 		var b strings.Builder
 		for i, v := range rec {
 			v = strings.Join(strings.Fields(v), " ")
@@ -67,19 +93,18 @@ func loadCSV(doc *Document, text string) error {
 			Title:       doc.Title,
 			Text:        b.String(),
 			ContentType: retrieval.ContentTableRow,
-			Meta:        map[string]string{"row": strconv.Itoa(row)},
+			Locator:     "row " + strconv.Itoa(row),
 		})
 	}
 }
 
 // JSONLOptions says which fields of a JSON-lines record hold what. The zero
-// value reads "text" as the text or, for records without it, "question" and
-// "answer" as an FAQ entry; "id", "title" and "source" as id, title and
-// source.
+// value reads "text" as the text and "id", "title" and "source" as id,
+// title and source. (A file whose records have question and answer fields
+// instead is an FAQ file; see ParseFAQ.)
 type JSONLOptions struct {
 	// TextFields are joined with a newline to form the text. Empty means
-	// "text", or "question"+"answer" (content type FAQ) when a record has no
-	// "text".
+	// "text". Setting it also keeps a file from being taken for an FAQ.
 	TextFields []string
 	IDField    string // "" means "id"
 	TitleField string // "" means "title"
@@ -91,11 +116,16 @@ type JSONLOptions struct {
 // loadJSONL makes one block per JSON object line. Blank lines are skipped;
 // a line that is not a JSON object, or has none of the text fields, makes
 // the whole file malformed, reported with its line number. Scalar fields
-// other than the text fields are copied into Meta.
+// other than the text fields are copied into Meta. A record's locator is
+// "id X" when it has an id, else "line N".
 func loadJSONL(doc *Document, text string, o JSONLOptions) error {
 	idField := cmp.Or(o.IDField, "id")
 	titleField := cmp.Or(o.TitleField, "title")
 	sourceField := cmp.Or(o.SourceField, "source")
+	fields := o.TextFields
+	if len(fields) == 0 {
+		fields = []string{"text"}
+	}
 	for n, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" {
@@ -107,13 +137,6 @@ func loadJSONL(doc *Document, text string, o JSONLOptions) error {
 		}
 		if rec == nil {
 			return fmt.Errorf("%w: line %d: not a JSON object", ErrMalformed, n+1)
-		}
-		fields, ctype := o.TextFields, retrieval.ContentText
-		if len(fields) == 0 {
-			fields = []string{"text"}
-			if _, ok := rec["text"]; !ok {
-				fields, ctype = []string{"question", "answer"}, retrieval.ContentFAQ
-			}
 		}
 		var parts []string
 		used := map[string]bool{}
@@ -128,10 +151,14 @@ func loadJSONL(doc *Document, text string, o JSONLOptions) error {
 		}
 		b := Block{
 			Text:        strings.Join(parts, "\n"),
-			ContentType: ctype,
+			ContentType: retrieval.ContentText,
 			RecordID:    scalar(rec[idField]),
 			Title:       scalar(rec[titleField]),
+			Locator:     "line " + strconv.Itoa(n+1),
 			Meta:        map[string]string{},
+		}
+		if b.RecordID != "" {
+			b.Locator = "id " + b.RecordID
 		}
 		if sourceField != "-" {
 			b.Source = scalar(rec[sourceField])
@@ -141,16 +168,7 @@ func loadJSONL(doc *Document, text string, o JSONLOptions) error {
 				b.Meta[k] = s
 			}
 		}
-		if ctype == retrieval.ContentFAQ {
-			// The pipeline may answer an exact FAQ hit directly.
-			b.Meta["question"] = scalar(rec["question"])
-			b.Meta["answer"] = scalar(rec["answer"])
-			if b.Title == "" {
-				b.Title = b.Meta["question"]
-			}
-		} else {
-			b.Headings = []string{cmp.Or(b.Title, doc.Title)}
-		}
+		b.Headings = []string{cmp.Or(b.Title, doc.Title)}
 		doc.Blocks = append(doc.Blocks, b)
 	}
 	return nil

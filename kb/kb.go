@@ -2,13 +2,14 @@
 // memory at start-up, the default of the CLI) and stores named by a
 // location string ("embedded:DIR" or "qdrant://host:6334/collection").
 //
-// A knowledge base has two collections, as seed 000 describes: documents
-// and FAQ entries (question plus standard answer). An FAQ entry is indexed
-// and embedded by its question only, so that a user's question is compared
-// with questions; its answer travels in Meta["answer"].
+// A knowledge base has two collections: documents, and FAQ entries
+// (question plus standard answer). Both are filled by package ingest, the
+// sample as much as a store on disk, so the same files give the same
+// chunks, ids and vectors wherever they are loaded.
 package kb
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,7 +20,6 @@ import (
 
 	"github.com/adaptrag/adaptrag/ingest"
 	"github.com/adaptrag/adaptrag/retrieval"
-	"github.com/adaptrag/adaptrag/retrieval/embed"
 	"github.com/adaptrag/adaptrag/retrieval/memstore"
 	"github.com/adaptrag/adaptrag/retrieval/qdrant"
 	"github.com/adaptrag/adaptrag/samplekb"
@@ -28,18 +28,35 @@ import (
 // ErrLocation reports a store location that cannot be parsed.
 var ErrLocation = errors.New("kb: bad store location")
 
-// KB is an opened knowledge base.
+// KB is an opened knowledge base. Close releases it.
 type KB struct {
-	Docs retrieval.Store
-	FAQ  retrieval.Store // nil when the knowledge base has no FAQ collection
-	// Chunks and FAQs count what was loaded (sample KB only).
-	Chunks, FAQs int
+	// Docs and FAQ are the two collections as answering questions needs
+	// them; FAQ is nil when the knowledge base has no FAQ collection.
+	Docs, FAQ retrieval.Searcher
+	// Location is the location it was opened from ("" for one built in
+	// memory).
+	Location string
+
+	docs, faq retrieval.Store
 }
+
+// newKB wraps two stores; faq may be nil.
+func newKB(location string, docs, faq retrieval.Store) *KB {
+	k := &KB{Location: location, Docs: docs, docs: docs, faq: faq}
+	if faq != nil {
+		k.FAQ = faq
+	}
+	return k
+}
+
+// Target returns the collections as ingestion writes to them. The writes
+// fail (memstore.ErrReadOnly) on a knowledge base opened for reading.
+func (k *KB) Target() ingest.Target { return ingest.Target{Docs: k.docs, FAQ: k.faq} }
 
 // Close closes both collections.
 func (k *KB) Close() error {
 	var errs []error
-	for _, s := range []retrieval.Store{k.Docs, k.FAQ} {
+	for _, s := range []retrieval.Store{k.docs, k.faq} {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}
@@ -47,103 +64,71 @@ func (k *KB) Close() error {
 	return errors.Join(errs...)
 }
 
+// List returns the documents of the knowledge base within scope and the
+// FAQ files (each DocInfo.Chunks being its number of entries), ordered by
+// origin. It needs stores that implement retrieval.Lister; others give an
+// error matching errors.ErrUnsupported.
+func (k *KB) List(ctx context.Context, scope retrieval.Scope) (docs, faq []retrieval.DocInfo, err error) {
+	list := func(s retrieval.Store, what string) ([]retrieval.DocInfo, error) {
+		if s == nil {
+			return nil, nil
+		}
+		l, ok := s.(retrieval.Lister)
+		if !ok {
+			return nil, fmt.Errorf("kb: the %s collection of %s cannot list its documents: %w", what, cmp.Or(k.Location, "this knowledge base"), errors.ErrUnsupported)
+		}
+		infos, err := l.Documents(ctx, scope)
+		if err != nil {
+			return nil, fmt.Errorf("kb: list %s: %w", what, err)
+		}
+		return infos, nil
+	}
+	if docs, err = list(k.docs, "document"); err != nil {
+		return nil, nil, err
+	}
+	if faq, err = list(k.faq, "FAQ"); err != nil {
+		return nil, nil, err
+	}
+	return docs, faq, nil
+}
+
 // Sample builds the bundled sample handbook in memory, embedding it with
 // emb. It takes a few milliseconds with the offline embedder.
 func Sample(ctx context.Context, emb retrieval.Embedder) (*KB, error) {
-	return FromFS(ctx, samplekb.FS(), samplekb.FAQFile, emb)
+	return FromFS(ctx, samplekb.FS(), emb)
 }
 
-// FromFS builds an in-memory knowledge base from the files of fsys; the
-// JSON-lines file faqFile (if present) becomes the FAQ collection.
-func FromFS(ctx context.Context, fsys fs.FS, faqFile string, emb retrieval.Embedder) (*KB, error) {
-	chunks, rep, err := ingest.LoadFS(ctx, fsys, ingest.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("kb: load: %w", err)
+// FromFS builds an in-memory knowledge base from the files of fsys with
+// ingest.IngestFS: documents, and the entries of FAQ files (recognised by
+// content) as the FAQ collection, which is nil when there are none. Any
+// file that fails to load fails the build.
+func FromFS(ctx context.Context, files fs.FS, emb retrieval.Embedder) (*KB, error) {
+	if emb == nil {
+		return nil, fmt.Errorf("kb: nil embedder: %w", retrieval.ErrInvalid)
 	}
-	if err := rep.Err(); err != nil {
-		return nil, fmt.Errorf("kb: load: %w", err)
-	}
-	var docs []retrieval.Chunk
-	for _, c := range chunks {
-		if c.ContentType != retrieval.ContentFAQ {
-			docs = append(docs, c)
-		}
-	}
-	entries, err := readFAQ(fsys, faqFile)
+	docs, err := memstore.Open(ctx, memstore.Options{})
 	if err != nil {
 		return nil, err
 	}
-	k := &KB{Chunks: len(docs), FAQs: len(entries)}
-	if k.Docs, err = memStore(ctx, emb, docs); err != nil {
+	faq, err := memstore.Open(ctx, memstore.Options{})
+	if err != nil {
+		docs.Close()
 		return nil, err
 	}
-	if len(entries) > 0 {
-		if k.FAQ, err = memStore(ctx, emb, entries); err != nil {
-			k.Docs.Close()
-			return nil, err
-		}
+	k := newKB("", docs, faq)
+	rep, err := ingest.IngestFS(ctx, k.Target(), files, ingest.Options{Embedder: emb, BatchSize: 64})
+	if err == nil {
+		err = rep.Err()
+	}
+	if err != nil {
+		k.Close()
+		return nil, fmt.Errorf("kb: load: %w", err)
+	}
+	if rep.FAQEntries == 0 {
+		faq.Close()
+		k = newKB("", docs, nil)
 	}
 	return k, nil
-}
-
-func readFAQ(fsys fs.FS, name string) ([]retrieval.Chunk, error) {
-	if name == "" {
-		return nil, nil
-	}
-	if _, err := fs.Stat(fsys, name); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	entries, err := samplekb.ReadFAQ(fsys, name)
-	if err != nil {
-		return nil, fmt.Errorf("kb: faq: %w", err)
-	}
-	return FAQChunks(entries, ""), nil
-}
-
-// FAQChunks turns FAQ entries into chunks of the FAQ collection for tenant.
-func FAQChunks(entries []samplekb.FAQEntry, tenant string) []retrieval.Chunk {
-	out := make([]retrieval.Chunk, 0, len(entries))
-	for i, e := range entries {
-		out = append(out, retrieval.Chunk{
-			ID: "faq:" + e.ID, DocID: "faq", Tenant: tenant, Source: e.Source, Title: e.Question,
-			ContentType: retrieval.ContentFAQ, Position: i, Text: e.Question,
-			Meta: map[string]string{"question": e.Question, "answer": e.Answer, "lang": e.Lang},
-		})
-	}
-	return out
-}
-
-func memStore(ctx context.Context, emb retrieval.Embedder, chunks []retrieval.Chunk) (retrieval.Store, error) {
-	st, err := memstore.Open(ctx, memstore.Options{})
-	if err != nil {
-		return nil, err
-	}
-	if err := embedInto(ctx, st, emb, chunks); err != nil {
-		st.Close()
-		return nil, err
-	}
-	return st, nil
-}
-
-func embedInto(ctx context.Context, st retrieval.Store, emb retrieval.Embedder, chunks []retrieval.Chunk) error {
-	texts := make([]string, len(chunks))
-	for i, c := range chunks {
-		texts[i] = c.Title + "\n" + c.Text
-		if c.ContentType == retrieval.ContentFAQ {
-			texts[i] = c.Text
-		}
-	}
-	vecs, err := embed.EmbedAll(ctx, emb, texts, 64, nil)
-	if err != nil {
-		return fmt.Errorf("kb: embed: %w", err)
-	}
-	for i := range chunks {
-		chunks[i].Vector = vecs[i]
-	}
-	if err := st.Upsert(ctx, chunks); err != nil {
-		return fmt.Errorf("kb: upsert: %w", err)
-	}
-	return nil
 }
 
 // DefaultDir is where an embedded store lives when the location gives no
@@ -160,55 +145,117 @@ func DefaultDir() string {
 	return filepath.Join(base, "adaptrag", "default")
 }
 
-// Open opens the store a location names:
+// Options configures Open. The zero value opens an existing knowledge
+// base for reading.
+type Options struct {
+	// Create opens the knowledge base for writing (ingestion), creating
+	// what is missing. Without it the knowledge base must exist (an error
+	// matching retrieval.ErrNotFound otherwise) and is opened read-only.
+	Create bool
+	// Dim is the embedder's dimension. Collections are created with it,
+	// and an existing document collection of another dimension is an
+	// error matching retrieval.ErrDimension. 0 takes the store's.
+	Dim int
+}
+
+// Open opens the knowledge base a location names:
 //
 //	embedded:DIR                    the embedded store in DIR (DIR/docs, DIR/faq)
 //	embedded:                       the same in DefaultDir
 //	qdrant://host:6334/collection   Qdrant; the FAQ collection is collection_faq
 //
-// dim is the embedder's dimension (Qdrant creates collections with it).
-func Open(ctx context.Context, location string, dim int) (*KB, error) {
+// A knowledge base opened for reading may lack its FAQ collection (FAQ is
+// then nil); one opened with Options.Create has both.
+func Open(ctx context.Context, location string, o Options) (*KB, error) {
+	var k *KB
+	var err error
 	switch {
 	case strings.HasPrefix(location, "embedded:"):
-		dir := strings.TrimPrefix(location, "embedded:")
-		if dir == "" {
-			dir = DefaultDir()
-		}
-		docs, err := memstore.Open(ctx, memstore.Options{Dir: filepath.Join(dir, "docs")})
-		if err != nil {
-			return nil, err
-		}
-		faq, err := memstore.Open(ctx, memstore.Options{Dir: filepath.Join(dir, "faq")})
-		if err != nil {
-			docs.Close()
-			return nil, err
-		}
-		return &KB{Docs: docs, FAQ: faq}, nil
+		k, err = openEmbedded(ctx, location, o)
 	case strings.HasPrefix(location, "qdrant://"), strings.HasPrefix(location, "http://"), strings.HasPrefix(location, "https://"):
-		cfg, err := qdrant.ParseURL(location)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrLocation, err)
-		}
-		cfg.Dim = dim
-		docs, err := qdrant.Open(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Collection += "_faq"
-		faq, err := qdrant.Open(ctx, cfg)
-		if err != nil {
-			docs.Close()
-			return nil, err
-		}
-		return &KB{Docs: docs, FAQ: faq}, nil
+		k, err = openQdrant(ctx, location, o)
+	default:
+		return nil, fmt.Errorf("%w: %q (want embedded:DIR or qdrant://host:6334/collection)", ErrLocation, location)
 	}
-	return nil, fmt.Errorf("%w: %q (want embedded:DIR or qdrant://host:6334/collection)", ErrLocation, location)
+	if err != nil {
+		return nil, err
+	}
+	if d := k.docs.Dim(); o.Dim > 0 && d > 0 && d != o.Dim {
+		k.Close()
+		return nil, fmt.Errorf("kb: %s holds vectors of dimension %d, the embedder makes %d (use the embedder it was ingested with, or re-ingest): %w",
+			location, d, o.Dim, retrieval.ErrDimension)
+	}
+	return k, nil
 }
 
-// IngestFAQ embeds FAQ entries into k.FAQ.
-func (k *KB) IngestFAQ(ctx context.Context, emb retrieval.Embedder, entries []samplekb.FAQEntry, tenant string) error {
-	if k.FAQ == nil {
-		return fmt.Errorf("kb: no FAQ collection: %w", retrieval.ErrInvalid)
+// hint is the remedy for a knowledge base that does not exist.
+func hint(location string) string {
+	return fmt.Sprintf("create it with: adaptrag ingest --store %s PATH...", location)
+}
+
+func openEmbedded(ctx context.Context, location string, o Options) (*KB, error) {
+	dir := strings.TrimPrefix(location, "embedded:")
+	if dir == "" {
+		dir = DefaultDir()
 	}
-	return embedInto(ctx, k.FAQ, emb, FAQChunks(entries, tenant))
+	open := func(name string) (*memstore.Store, error) {
+		return memstore.Open(ctx, memstore.Options{Dir: filepath.Join(dir, name), ReadOnly: !o.Create})
+	}
+	docs, err := open("docs")
+	if errors.Is(err, retrieval.ErrNotFound) {
+		return nil, fmt.Errorf("kb: no knowledge base at %s (%s): %w", dir, hint(location), err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kb: %w", err)
+	}
+	faq, err := open("faq")
+	switch {
+	case errors.Is(err, retrieval.ErrNotFound) && !o.Create:
+		return newKB(location, docs, nil), nil // documents only
+	case err != nil:
+		docs.Close()
+		return nil, fmt.Errorf("kb: %w", err)
+	}
+	return newKB(location, docs, faq), nil
+}
+
+func openQdrant(ctx context.Context, location string, o Options) (*KB, error) {
+	cfg, err := qdrant.ParseURL(location)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrLocation, err)
+	}
+	// Reading never creates a collection: with Dim 0 a missing one is an
+	// error, and an existing one gives its size.
+	switch {
+	case !o.Create:
+		cfg.Dim = 0
+	case o.Dim > 0:
+		cfg.Dim = o.Dim
+	}
+	docs, err := qdrant.Open(ctx, cfg)
+	if err != nil {
+		if !o.Create && missingCollection(err) {
+			return nil, fmt.Errorf("kb: no collection %q at %s:%d (%s): %w: %w", cfg.Collection, cfg.Host, cfg.Port, hint(location), retrieval.ErrNotFound, err)
+		}
+		return nil, fmt.Errorf("kb: %w", err)
+	}
+	cfg.Collection += "_faq"
+	if cfg.Dim == 0 && o.Create {
+		cfg.Dim = docs.Dim()
+	}
+	faq, err := qdrant.Open(ctx, cfg)
+	if err != nil {
+		if !o.Create && missingCollection(err) {
+			return newKB(location, docs, nil), nil
+		}
+		docs.Close()
+		return nil, fmt.Errorf("kb: %w", err)
+	}
+	return newKB(location, docs, faq), nil
+}
+
+// missingCollection reports the error qdrant.Open gives, without a
+// dimension, for a collection that does not exist.
+func missingCollection(err error) bool {
+	return errors.Is(err, retrieval.ErrInvalid) && strings.Contains(err.Error(), "does not exist")
 }

@@ -77,7 +77,10 @@ func DefaultTexts() Texts {
 func (t Texts) withDefaults() Texts {
 	d := DefaultTexts()
 	fill := func(l *Lang, d Lang) {
-		for _, f := range []struct{ v *string; d string }{
+		for _, f := range []struct {
+			v *string
+			d string
+		}{
 			{&l.Greeting, d.Greeting}, {&l.Chitchat, d.Chitchat}, {&l.HumanService, d.HumanService},
 			{&l.Safety, d.Safety}, {&l.Empty, d.Empty}, {&l.SourceBoundary, d.SourceBoundary},
 			{&l.NotFound, d.NotFound}, {&l.Lead, d.Lead}, {&l.ChitchatPrompt, d.ChitchatPrompt},

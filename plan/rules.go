@@ -308,7 +308,7 @@ func (f Facts) Retrieves() bool { return IsRetrievalIntent(f.Intent.Intent) }
 // the plan's reason. When and Apply must be pure and must not panic.
 type Rule struct {
 	Tag   string             // appended to Plan.Reason; unique in a table
-	Stage Stage                       // rules apply stage by stage, table order within a stage
+	Stage Stage              // rules apply stage by stage, table order within a stage
 	When  func(Facts) bool   // nil: always fires
 	Patch PlanPatch          // declarative change
 	Apply func(*Plan, Facts) // optional change a patch cannot express

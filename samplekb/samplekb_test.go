@@ -22,8 +22,8 @@ func TestFAQ(t *testing.T) {
 	ids := map[string]bool{}
 	langs := map[string]int{}
 	for _, e := range entries {
-		if ids[e.ID] {
-			t.Errorf("duplicate id %q", e.ID)
+		if e.ID == "" || ids[e.ID] {
+			t.Errorf("missing or duplicate id %q", e.ID)
 		}
 		ids[e.ID] = true
 		if !slices.Contains(samplekb.Sources, e.Source) {

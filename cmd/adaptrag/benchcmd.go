@@ -48,7 +48,7 @@ type classCost struct {
 }
 
 type costReport struct {
-	Mode    string               `json:"mode"`
+	Mode    string                         `json:"mode"`
 	Classes map[router.QueryType]classCost `json:"classes"`
 }
 

@@ -1,21 +1,25 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/adaptrag/adaptrag/ingest"
 	"github.com/adaptrag/adaptrag/kb"
 	"github.com/adaptrag/adaptrag/retrieval/embed"
-	"github.com/adaptrag/adaptrag/samplekb"
 )
 
-// runIngest loads files into a knowledge base. A file named faq.jsonl goes
-// to the FAQ collection; everything else to documents. Files that fail are
-// reported and the rest continue; the exit status is 1 if any failed.
+// skippedShown is how many skipped files ingest names without --verbose.
+const skippedShown = 5
+
+// runIngest loads files into a knowledge base, creating it if needed.
+// Documents go to its document collection; FAQ files (recognised by
+// content, or named with --faq) to its FAQ collection. Files that fail are
+// reported once each and the rest continue; the exit status is 1 if any
+// failed or if nothing could be ingested.
 func runIngest(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "ingest")
 	def := e.getenv("ADAPTRAG_STORE")
@@ -25,51 +29,92 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	store := fs.String("store", def, "embedded:DIR or qdrant://host:6334/collection (default: $ADAPTRAG_STORE, else embedded: under the user's data dir)")
 	tenant := fs.String("tenant", "", "tenant that owns the ingested chunks")
 	source := fs.String("source", "", "source of every chunk (default: the top folder name)")
+	var faqs multi
+	fs.Var(&faqs, "faq", "read `FILE` (.jsonl or .csv) as an FAQ file whatever its fields look like (repeatable)")
+	prune := fs.Bool("prune", false, "delete documents whose file under an ingested folder no longer exists")
+	follow := fs.Bool("follow-symlinks", false, "follow links to files outside the ingested folders")
+	verbose := fs.Bool("verbose", false, "name every skipped file")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 {
-		return fmt.Errorf("%w: want at least one PATH", errUsage)
+	if len(pos) == 0 && len(faqs) == 0 {
+		return fmt.Errorf("%w: want at least one PATH (or --faq FILE)", errUsage)
 	}
 	emb, err := embed.FromConfig(embed.ConfigFromEnv())
 	if err != nil {
 		return err
 	}
-	k, err := kb.Open(ctx, *store, emb.Dim())
+	k, err := kb.Open(ctx, *store, kb.Options{Create: true, Dim: emb.Dim()})
 	if err != nil {
 		return err
 	}
 	defer k.Close()
-	var docs []string
-	var faqs int
-	for _, p := range pos {
-		if filepath.Base(p) != samplekb.FAQFile {
-			docs = append(docs, p)
-			continue
-		}
-		entries, err := samplekb.ReadFAQ(os.DirFS(filepath.Dir(p)), filepath.Base(p))
-		if err == nil {
-			err = k.IngestFAQ(ctx, emb, entries, *tenant)
-		}
-		if err != nil {
-			fmt.Fprintf(e.stderr, "  %s: %v\n", p, err)
-			return err
-		}
-		faqs += len(entries)
-	}
-	rep, err := ingest.Ingest(ctx, k.Docs, docs, ingest.Options{
+	rep, err := ingest.Ingest(ctx, k.Target(), pos, ingest.Options{
 		Tenant: *tenant, Source: *source, Embedder: emb, Progress: ingest.NewProgressBar(os.Stderr),
+		FAQFiles: faqs, Prune: *prune, FollowSymlinks: *follow,
 	})
-	fmt.Fprintf(e.stdout, "ingested %d files, %d chunks, %d FAQ entries into %s\n", rep.Files, rep.Chunks, faqs, *store)
-	for _, fe := range rep.Errors {
-		fmt.Fprintf(e.stderr, "  failed: %s: %v\n", fe.Path, fe.Err)
-	}
+	printReport(e, rep, *store, *verbose)
 	if err != nil {
 		return err
 	}
+	if rep.Files+rep.FAQFiles == 0 && len(rep.Pruned) == 0 {
+		return fmt.Errorf("nothing ingested: %s", whyNothing(rep))
+	}
 	if len(rep.Errors) > 0 {
-		return errors.New("some files failed (see above)")
+		return fmt.Errorf("%d of %d files failed (see above)", len(rep.Errors), len(rep.Errors)+rep.Files+rep.FAQFiles)
 	}
 	return nil
+}
+
+// printReport writes the summary to stdout and the problems to stderr.
+func printReport(e *env, rep ingest.Report, store string, verbose bool) {
+	fmt.Fprintf(e.stdout, "ingested %d files, %d chunks, %d FAQ entries into %s\n", rep.Files, rep.Chunks, rep.FAQEntries, store)
+	if n := len(rep.Pruned); n > 0 {
+		fmt.Fprintf(e.stdout, "pruned %d %s whose file is gone:\n", n, plural(n, "document", "documents"))
+		for _, d := range rep.Pruned {
+			fmt.Fprintf(e.stdout, "  %s (%d chunks)\n", cmp.Or(d.Origin, d.DocID), d.Chunks)
+		}
+	}
+	if n := len(rep.Skipped); n > 0 {
+		fmt.Fprintf(e.stderr, "skipped %d %s:\n", n, plural(n, "file", "files"))
+		shown := rep.Skipped
+		if !verbose && n > skippedShown {
+			shown = shown[:skippedShown]
+		}
+		for _, s := range shown {
+			fmt.Fprintf(e.stderr, "  %s: %s\n", s.Path, s.Reason)
+		}
+		if len(shown) < n {
+			fmt.Fprintf(e.stderr, "  ... and %d more (--verbose names them all)\n", n-len(shown))
+		}
+	}
+	outside := false
+	for _, fe := range rep.Errors {
+		fmt.Fprintf(e.stderr, "  failed: %s: %v\n", fe.Path, fe.Err)
+		outside = outside || errors.Is(fe.Err, ingest.ErrOutsideRoot)
+	}
+	if outside {
+		fmt.Fprintln(e.stderr, "  (links that lead outside an ingested folder are not followed; --follow-symlinks allows them)")
+	}
+}
+
+// whyNothing says why a run stored nothing.
+func whyNothing(rep ingest.Report) string {
+	switch {
+	case len(rep.Errors) > 0 && len(rep.Skipped) > 0:
+		return fmt.Sprintf("%d %s failed and %d had no loader", len(rep.Errors), plural(len(rep.Errors), "file", "files"), len(rep.Skipped))
+	case len(rep.Errors) > 0:
+		return fmt.Sprintf("every file failed (%d)", len(rep.Errors))
+	case len(rep.Skipped) > 0:
+		return fmt.Sprintf("no supported file (%d skipped, listed above; supported: .md .markdown .txt .csv .jsonl .html .htm)", len(rep.Skipped))
+	}
+	return "no files found (hidden files and folders are left out)"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -50,6 +50,7 @@ func commands() []command {
 		{"graph", "graph [--format mermaid|dot|json|text] [--question Q]", "dump the adaptive graph (optionally highlighting a question's path)", runGraph},
 		{"plan", "plan [--history TEXT]... [--source S] [--route TYPE | --classify] [--sources FILE] [--json] QUESTION", "show the decision, intent and retrieval plan (no retrieval)", runPlan},
 		{"ingest", "ingest [--store LOC] [--tenant T] [--source S] PATH...", "load files into a knowledge base", runIngest},
+		{"ls", "ls [--store LOC] [--tenant T] [--json]", "list the documents of a knowledge base", runLs},
 		{"eval", "eval retrieval|router ...", "evaluate retrieval or the router on a data set", runEval},
 		{"bench", "bench cost [--json]", "measure latency and tokens per route class", runBench},
 	}

@@ -105,7 +105,7 @@ func build(ctx context.Context, o options) (*app, error) {
 	if o.store == "" {
 		a.kb, err = kb.Sample(ctx, emb)
 	} else {
-		a.kb, err = kb.Open(ctx, o.store, emb.Dim())
+		a.kb, err = kb.Open(ctx, o.store, kb.Options{Dim: emb.Dim()})
 	}
 	if err != nil {
 		return nil, errors.Join(err, a.shutdown(ctx))
@@ -113,19 +113,10 @@ func build(ctx context.Context, o options) (*app, error) {
 	opts := policy(o.store)
 	opts.TracerProvider = tp
 	a.pipe, err = adaptrag.New(adaptrag.Deps{
-		Docs: a.kb.Docs, FAQ: searcher(a.kb.FAQ), Embedder: emb, Classifier: clf, Generator: gen,
+		Docs: a.kb.Docs, FAQ: a.kb.FAQ, Embedder: emb, Classifier: clf, Generator: gen,
 	}, opts)
 	if err != nil {
 		return nil, errors.Join(err, a.Close(ctx))
 	}
 	return a, nil
-}
-
-// searcher turns a possibly nil store into a possibly nil searcher (a nil
-// *Store in an interface would not compare equal to nil).
-func searcher(s retrieval.Store) retrieval.Searcher {
-	if s == nil {
-		return nil
-	}
-	return s
 }
