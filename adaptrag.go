@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/adaptrag/adaptrag/graph"
@@ -167,6 +168,9 @@ type Options struct {
 	MaxSteps int
 	// TracerProvider traces runs; nil means the global provider.
 	TracerProvider trace.TracerProvider
+	// MeterProvider records runs by route, node latency, tokens and
+	// failures by kind; nil means the global provider.
+	MeterProvider metric.MeterProvider
 
 	// Graph, when set, receives the default graph before it is compiled:
 	// the one place to add, replace or remove nodes and reroute edges. See
@@ -178,6 +182,7 @@ type Options struct {
 // concurrent use.
 type Pipeline struct {
 	opts     Options
+	meters   *meters
 	nodes    *nodes.Nodes
 	app      *graph.Runnable[state.RAG]
 	tracer   trace.Tracer
@@ -250,7 +255,11 @@ func New(d Deps, o Options) (*Pipeline, error) {
 	if maxRunes <= 0 {
 		maxRunes = nodes.DefaultMaxQuestionRunes
 	}
-	return &Pipeline{opts: o, nodes: ns, app: app, tracer: tp.Tracer(ScopeName), maxRunes: maxRunes}, nil
+	ms, err := newMeters(o.MeterProvider)
+	if err != nil {
+		return nil, fmt.Errorf("%w: metrics: %w", ErrConfig, err)
+	}
+	return &Pipeline{opts: o, meters: ms, nodes: ns, app: app, tracer: tp.Tracer(ScopeName), maxRunes: maxRunes}, nil
 }
 
 // checkDims compares the embedder's dimension with each collection's (when

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -612,5 +614,45 @@ func TestQueryEmbeddedOnce(t *testing.T) {
 	ask(t, f.pipeline(t), "退货要在几天内发起？")
 	if f.faq.dense.Load() != 1 || f.docs.dense.Load() != 1 || emb.calls.Load() != 1 {
 		t.Errorf("%d embeddings for %d FAQ and %d document searches, want 1 for both", emb.calls.Load(), f.faq.dense.Load(), f.docs.dense.Load())
+	}
+}
+
+// Runs are counted by route through the OpenTelemetry metrics API, with
+// node latency, tokens and absorbed failures.
+func TestMetrics(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	f := newFixture(t)
+	f.opts.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	f.deps.Reranker = brokenReranker{}
+	p := f.pipeline(t)
+	ask(t, p, "退货要在几天内发起？")
+	ask(t, p, "对比一下差旅报销和招待报销的流程差异")
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	nodeHist := 0
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, dp := range d.DataPoints {
+					route, _ := dp.Attributes.Value("route")
+					kind, _ := dp.Attributes.Value("kind")
+					got[m.Name+"/"+route.AsString()+kind.AsString()] += dp.Value
+				}
+			case metricdata.Histogram[float64]:
+				if m.Name == "adaptrag.node.duration" {
+					nodeHist = len(d.DataPoints)
+				}
+			}
+		}
+	}
+	if got["adaptrag.runs/factual"] != 1 || got["adaptrag.runs/analytical"] != 1 || got["adaptrag.errors/error"] != 1 {
+		t.Errorf("counters %v, want one factual and one analytical run and the reranker's failure", got)
+	}
+	if nodeHist < 7 {
+		t.Errorf("node latency recorded for %d nodes", nodeHist)
 	}
 }

@@ -179,6 +179,7 @@ func (p *Pipeline) run(ctx context.Context, s state.RAG, c nodes.Caller, emit fu
 		attribute.Int("adaptrag.history.turns", len(s.History)),
 		attribute.Bool("adaptrag.search_only", s.SearchOnly)))
 	defer span.End()
+	started := time.Now()
 	ctx = nodes.WithCaller(ctx, c)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -228,6 +229,7 @@ func (p *Pipeline) run(ctx context.Context, s state.RAG, c nodes.Caller, emit fu
 		}
 	}
 	res := newResult(final, path, c, traceID(span))
+	p.meters.record(context.WithoutCancel(ctx), &final, time.Since(started).Seconds(), runErr)
 	in, out := final.TotalTokens()
 	span.SetAttributes(
 		attribute.String("adaptrag.route", string(final.Route.QueryType)),
