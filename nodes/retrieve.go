@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/adaptrag/adaptrag/plan"
@@ -62,13 +65,26 @@ type searchFunc func(context.Context, retrieval.Request) ([]retrieval.Hit, error
 // came from the intent's suggestion (not from the caller) is dropped when it
 // finds nothing, since the suggestion is a guess; both attempts are logged.
 // Hits are tagged with their collection.
-func (n *Nodes) search(ctx context.Context, s *state.RAG, node, task, collection string, req retrieval.Request, fn searchFunc) ([]retrieval.Hit, error) {
+func (n *Nodes) search(ctx context.Context, s *state.RAG, node, task, collection string, req retrieval.Request, fn searchFunc, store any) ([]retrieval.Hit, error) {
 	req.Scope = CallerOf(ctx).Scope
 	f, guessed := filter(s)
 	req.Filter = f
+	backend := backendName(store)
 	for {
 		start := time.Now()
-		hits, err := fn(ctx, req)
+		sctx, span := n.tracer.Start(ctx, "retrieve "+backend, trace.WithAttributes(
+			attribute.String("adaptrag.retrieval.store", backend),
+			attribute.String("adaptrag.retrieval.collection", collection),
+			attribute.String("adaptrag.retrieval.task", task),
+			attribute.Int("adaptrag.retrieval.k", req.K),
+			attribute.String("adaptrag.retrieval.filter", renderFilter(req.Filter))))
+		hits, err := fn(sctx, req)
+		span.SetAttributes(attribute.Int("adaptrag.retrieval.hits", len(hits)))
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
 		t := state.SubTask{Node: node, Kind: "search", Task: task, Input: s.Question, Query: req.Text, Filter: renderFilter(req.Filter),
 			Hits: len(hits), Took: time.Since(start)}
 		switch {
@@ -97,6 +113,22 @@ func (n *Nodes) search(ctx context.Context, s *state.RAG, node, task, collection
 	}
 }
 
+// backendName names a store for spans: the last element of its type's
+// package path ("memstore", "qdrant"), or its type when that is empty.
+func backendName(store any) string {
+	t := reflect.TypeOf(store)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "none"
+	}
+	if p := t.PkgPath(); p != "" {
+		return path.Base(p)
+	}
+	return t.String()
+}
+
 func renderFilter(f retrieval.Filter) string {
 	var parts []string
 	for _, c := range f.Must {
@@ -117,7 +149,7 @@ func (n *Nodes) FAQ(ctx context.Context, s state.RAG) (state.RAG, error) {
 		return s, err
 	}
 	hits, err := n.search(ctx, &s, NodeFAQ, "faq dense", CollectionFAQ,
-		retrieval.Request{Text: s.Query.Text, Vector: vec, K: s.Plan.FAQTopK}, n.p.FAQ.SearchDense)
+		retrieval.Request{Text: s.Query.Text, Vector: vec, K: s.Plan.FAQTopK}, n.p.FAQ.SearchDense, n.p.FAQ)
 	if err != nil {
 		return s, err
 	}
@@ -187,7 +219,7 @@ func (n *Nodes) Dense(ctx context.Context, s state.RAG) (state.RAG, error) {
 	}
 	k := max(s.Plan.DocTopK, 1)
 	hits, err := n.search(ctx, &s, NodeDense, "dense docs", CollectionDocs,
-		retrieval.Request{Text: s.Query.Text, Vector: vec, K: k}, n.p.Docs.SearchDense)
+		retrieval.Request{Text: s.Query.Text, Vector: vec, K: k}, n.p.Docs.SearchDense, n.p.Docs)
 	if err != nil {
 		return s, err
 	}
@@ -209,7 +241,7 @@ func (n *Nodes) Hybrid(ctx context.Context, s state.RAG) (state.RAG, error) {
 	}
 	k := max(s.Plan.DocTopK, 1)
 	req := retrieval.Request{Text: s.Query.Text, Vector: vec, K: k, Candidates: k, DenseWeight: retrieval.DenseWeightOf(n.p.Embedder)}
-	hits, err := n.search(ctx, &s, NodeHybrid, "hybrid docs", CollectionDocs, req, n.p.Docs.SearchHybrid)
+	hits, err := n.search(ctx, &s, NodeHybrid, "hybrid docs", CollectionDocs, req, n.p.Docs.SearchHybrid, n.p.Docs)
 	if err != nil {
 		return s, err
 	}
