@@ -3,7 +3,9 @@ package adaptrag_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +27,7 @@ import (
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/embed"
+	"github.com/adaptrag/adaptrag/retrieval/rerank"
 	"github.com/adaptrag/adaptrag/router"
 	"github.com/adaptrag/adaptrag/samplekb"
 	"github.com/adaptrag/adaptrag/state"
@@ -655,4 +658,35 @@ func TestMetrics(t *testing.T) {
 	if nodeHist < 7 {
 		t.Errorf("node latency recorded for %d nodes", nodeHist)
 	}
+}
+
+// An LLM reranker's tokens reach the run's usage, charged to the rerank
+// node, even when its batches run concurrently.
+func TestLLMRerankerTokensAreCounted(t *testing.T) {
+	var n atomic.Int32
+	srv := llmtest.NewServer(t, func(r llmtest.Request) llmtest.Reply {
+		n.Add(1)
+		var k int
+		fmt.Sscanf(r.LastUser()[strings.LastIndex(r.LastUser(), "exactly "):], "exactly %d numbers", &k)
+		scores := make([]string, k)
+		for i := range scores {
+			scores[i] = strconv.Itoa(10 - i%10)
+		}
+		return llmtest.Reply{Content: `{"scores": [` + strings.Join(scores, ",") + `]}`}
+	})
+	f := newFixture(t)
+	f.deps.Reranker = rerank.NewLLM(newModel(t, srv), rerank.LLMConfig{Batch: 5, Concurrency: 4})
+	res := ask(t, f.pipeline(t), "对比一下差旅报销和招待报销的流程差异")
+	if res.Rerank == nil || res.Rerank.Fallback || n.Load() < 2 {
+		t.Fatalf("rerank %+v after %d model calls", res.Rerank, n.Load())
+	}
+	for _, u := range res.Usage.Nodes {
+		if u.Node == adaptrag.NodeRerank {
+			if u.InputTokens == 0 || u.OutputTokens == 0 {
+				t.Errorf("rerank usage %+v: the reranker's tokens are lost", u)
+			}
+			return
+		}
+	}
+	t.Error("no usage entry for the rerank node")
 }
