@@ -31,6 +31,15 @@ var modelBlob []byte
 // question is judged on the question. The chitchat score carries a fixed
 // penalty (a bias against skipping retrieval for anything substantive).
 //
+// Chitchat needs positive evidence, from the small-talk lexicon that
+// DetectSmallTalk reads: a text that is only small talk is chitchat (with
+// at least the lexicon's measured precision as confidence), and a text with
+// no evidence of conversation at all — no small-talk phrase, no function
+// word (pronoun, particle, article, auxiliary, preposition, question word),
+// no word of social talk, or an identifier such as an error code — is never
+// chitchat. Keyword queries ("NIST 800-88", "北京 住宿 标准", "VPN",
+// "CrashLoopBackOff") are thus always retrieved for.
+//
 // Complexity is rule-based: chitchat is always simple; a query is deep when
 // it is analytical, compares things, joins several clauses, or is long
 // (about 25 words or 40 Han characters).
@@ -80,7 +89,7 @@ func (o *Offline) ClassifyWithUsage(ctx context.Context, query string) (Result, 
 	}
 	ap := o.pool.Get().(*feat.Appender)
 	an := ap.Query(query)
-	probs := o.m.Probs(ap.Buf, an.Substance)
+	probs := o.m.Probs(ap.Buf, an.Gate())
 	o.pool.Put(ap)
 
 	best := 0
@@ -90,7 +99,7 @@ func (o *Offline) ClassifyWithUsage(ctx context.Context, query string) (Result, 
 		}
 	}
 	p := Profile{QueryType: QueryType(feat.Classes[best]), Confidence: probs[best]}
-	if an.Norm == "" {
+	if an.Norm == "" && !an.Talk.Only { // nothing to read (an emoji such as 👍 is small talk)
 		p = Profile{QueryType: Chitchat, Confidence: 0.34}
 	}
 	p.Complexity = complexity(p.QueryType, an)
@@ -113,6 +122,12 @@ func complexity(qtype QueryType, an feat.Analysis) string {
 func reason(p Profile, an feat.Analysis) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "offline model: %s p=%.2f", p.QueryType, p.Confidence)
+	switch {
+	case an.Talk.Only:
+		b.WriteString("; only small talk")
+	case !an.Chat:
+		b.WriteString("; no evidence of conversation: not chitchat")
+	}
 	if len(an.Cues) > 0 {
 		b.WriteString("; cues: ")
 		b.WriteString(strings.Join(an.Cues, ","))

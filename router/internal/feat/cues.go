@@ -6,20 +6,6 @@ import "strings"
 // punctuation). Latin entries match whole words; Han entries match
 // anywhere.
 var (
-	// greetPrefixes are openers that carry no question of their own. They are
-	// stripped (repeatedly) before the rest is classified, so "你好，顺便问下
-	// 电子发票多久能开好" is judged on its substantive part.
-	greetPrefixes = []string{
-		"你好呀", "你好啊", "你好", "您好", "嗨", "哈喽", "哈啰", "早上好", "上午好", "中午好", "下午好", "晚上好",
-		"在吗", "在不在", "喂", "打扰一下", "打扰了", "不好意思", "麻烦问下", "麻烦问一下", "顺便问下",
-		"顺便问一下", "顺便问问", "顺便", "问一下", "问下", "想问下", "想问一下", "我想问一下", "我想问下",
-		"请问一下", "请问", "请教一下", "请教下", "另外", "还有", "对了", "那个", "嗯", "哦",
-		"hi there", "hello there", "hey there", "hi", "hello", "hey", "hiya", "howdy", "yo",
-		"good morning", "good afternoon", "good evening", "greetings", "morning", "evening",
-		"quick question", "a quick question", "one question", "one more question", "i have a question",
-		"question", "by the way", "btw", "excuse me", "sorry to bother you", "sorry", "also", "oh", "ok",
-		"okay", "so", "um", "please", "pls", "can i ask", "may i ask", "just wondering",
-	}
 	// requestPrefixes wrap a question in a polite request ("do you know
 	// who wrote hamlet"). They are stripped only when what follows has
 	// substance, so "tell me a joke" stays as it is.
@@ -113,7 +99,9 @@ func isWordByte(b byte) bool {
 }
 
 // StripGreeting removes leading greeting and filler phrases from normalized
-// text. It returns the rest (maybe empty) and whether anything was removed.
+// text: the opener phrases of the small-talk lexicon (greetings, thanks,
+// "ok", "请问", "quick question", ...). It returns the rest (maybe empty, and
+// always a suffix of norm) and whether anything was removed.
 func StripGreeting(norm string) (rest string, stripped bool) {
 	rest = norm
 	for {
@@ -167,8 +155,20 @@ type Analysis struct {
 	Clauses  int      // clause joiners found
 	Compare  bool
 	// Substance: the rest asks something (question word, yes/no question,
-	// business term, comparison) and is not about "you", the assistant.
+	// business term, comparison), is not about "you", the assistant, and is
+	// not only small talk ("how is it going", "有人吗").
 	Substance bool
+	// Talk is what the small-talk lexicon finds in the whole text (its
+	// Conv flag looks at Rest only).
+	Talk Talk
+	// Chat reports positive evidence of conversation, without which the
+	// model may not answer chitchat: the text is only small talk; or it has
+	// no identifier (a digit, an error code, a config key) and is mostly
+	// small talk (Talk.Mostly), or has a function word in the rest (a pronoun, particle,
+	// article, auxiliary, preposition, question word) or a word of social
+	// talk (joke, bored, 无聊). Keyword queries ("NIST 800-88", "北京 住宿
+	// 标准", "VPN", "CrashLoopBackOff") have none.
+	Chat bool
 }
 
 // Analyze normalizes text and finds its cues. The model features are
@@ -180,6 +180,8 @@ func Analyze(text string) Analysis {
 	if body == "" {
 		body = an.Norm
 	}
+	an.Talk = findTalk(text, an.Norm, len(an.Norm)-len(body))
+	an.Chat = an.Talk.Only || !an.Talk.Ident && (an.Talk.Mostly() || an.Talk.Conv || hasCue(body, socialCues))
 	an.Toks = Tokenize(body)
 	an.Counts = CountOf(an.Toks)
 	add := func(ok bool, name string) {
@@ -191,7 +193,11 @@ func Analyze(text string) Analysis {
 	biz := hasCue(body, bizCues)
 	q := hasCue(body, qCues) || auxQuestion(an.Toks)
 	you := hasCue(body, youCues)
-	an.Substance = (biz || q || an.Compare) && !you
+	an.Substance = (biz || q || an.Compare) && !you && !an.Talk.Only
+	for k := TalkGreeting; k < numTalkKinds; k++ {
+		add(an.Talk.Has(k), talkCues[k])
+	}
+	add(an.Talk.Only, "talk-only")
 	add(an.Greeting && an.Rest == "", "greet-only")
 	add(an.Greeting && an.Rest != "", "greet+rest")
 	add(an.Compare, "cmp")
@@ -212,6 +218,18 @@ func Analyze(text string) Analysis {
 	add(an.Clauses > 0, "clause")
 	return an
 }
+
+// socialCues are words of social talk: humour, feelings, how the
+// conversation goes. Enterprise keyword queries do not use them.
+var socialCues = []string{
+	"joke", "jokes", "funny", "fun", "hilarious", "boring", "bored", "love", "happy", "sad", "tired", "lonely",
+	"angry", "cheerful", "chipper", "enthusiastic", "dumb", "stupid", "smart", "wrong", "correct", "welcome",
+	"pleasure", "sleep", "wake", "bored",
+	"笑话", "段子", "好玩", "有意思", "有趣", "无聊", "无趣", "累", "爱", "开心", "高兴", "难过", "伤心", "搞笑", "可爱",
+	"睡觉", "起床", "对不起", "正确", "错误", "准确", "棒", "厉害", "漂亮", "帅", "美", "心情", "笑",
+}
+
+var talkCues = [numTalkKinds]string{"", "talk:greeting", "talk:thanks", "talk:farewell", "talk:capability", "talk:ack"}
 
 var commonCues = []string{"in common", "share", "shared", "both", "same", "共同", "都是", "同一", "一样"}
 

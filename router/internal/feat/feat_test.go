@@ -76,7 +76,7 @@ func TestAnalyzeCues(t *testing.T) {
 }
 
 func TestModelRoundTrip(t *testing.T) {
-	m := &Model{Buckets: 8, Temperature: 1.5, ChitchatMargin: 0.5, SubstanceMargin: 2, W: make([]float32, 8*K)}
+	m := &Model{Buckets: 8, Temperature: 1.5, ChitchatMargin: 0.5, SubstanceMargin: 2, TalkPrecision: 0.99, W: make([]float32, 8*K)}
 	for i := range m.W {
 		m.W[i] = float32(i%7) - 3.25
 	}
@@ -89,7 +89,7 @@ func TestModelRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Buckets != m.Buckets || got.Temperature != m.Temperature || got.ChitchatMargin != m.ChitchatMargin ||
-		got.SubstanceMargin != m.SubstanceMargin {
+		got.SubstanceMargin != m.SubstanceMargin || got.TalkPrecision != m.TalkPrecision {
 		t.Fatalf("header %+v", got)
 	}
 	for i := range m.W {

@@ -31,13 +31,29 @@ type Model struct {
 	// SubstanceMargin is subtracted as well when the query has a
 	// substantive part that is not about the assistant (Analysis.Substance).
 	SubstanceMargin float32
+	// TalkPrecision is the share of chitchat among the training queries
+	// that are only small talk (Talk.Only), Laplace-smoothed: the least
+	// chitchat probability such a query gets.
+	TalkPrecision float32
+}
+
+// Gate is what the rules found in a query, for Probs.
+type Gate struct {
+	Substance bool // Analysis.Substance: the chitchat score takes SubstanceMargin
+	Chat      bool // Analysis.Chat: without it chitchat gets probability 0
+	Only      bool // Analysis.Talk.Only: chitchat gets at least TalkPrecision
+}
+
+// Gate returns the rule findings of an for Model.Probs.
+func (an *Analysis) Gate() Gate {
+	return Gate{Substance: an.Substance, Chat: an.Chat, Only: an.Talk.Only}
 }
 
 // ErrCorrupt reports a model blob that fails to decode or its checksum.
 var ErrCorrupt = errors.New("router: corrupt model")
 
 const magic = "ARRM"
-const version = 2
+const version = 3
 
 // Logits writes the raw class scores of feats into out (len K).
 func (m *Model) Logits(feats []uint32, out *[K]float32) {
@@ -52,16 +68,39 @@ func (m *Model) Logits(feats []uint32, out *[K]float32) {
 	}
 }
 
-// Probs turns feats into calibrated class probabilities, with the chitchat
-// margins applied.
-func (m *Model) Probs(feats []uint32, substantive bool) [K]float64 {
+// Probs turns feats into calibrated class probabilities, with the rules
+// applied:
+//
+//   - the chitchat margins: ChitchatMargin always, SubstanceMargin for a
+//     substantive query;
+//   - without evidence of conversation (g.Chat false) chitchat gets
+//     probability 0 and the other two classes share the rest: a keyword
+//     query is never answered without retrieval;
+//   - a query that is only small talk (g.Only) gets a chitchat probability
+//     of at least TalkPrecision, the others sharing the rest in proportion.
+func (m *Model) Probs(feats []uint32, g Gate) [K]float64 {
 	var z [K]float32
 	m.Logits(feats, &z)
 	z[Chitchat] -= m.ChitchatMargin
-	if substantive {
+	if g.Substance {
 		z[Chitchat] -= m.SubstanceMargin
 	}
-	return Softmax(z, m.Temperature)
+	if !g.Chat {
+		z[Chitchat] = float32(math.Inf(-1))
+	}
+	p := Softmax(z, m.Temperature)
+	if g.Chat && g.Only && p[Chitchat] < float64(m.TalkPrecision) {
+		floor := float64(m.TalkPrecision)
+		rest := 1 - p[Chitchat]
+		for c := range p {
+			if c == Chitchat {
+				p[c] = floor
+			} else {
+				p[c] *= (1 - floor) / rest
+			}
+		}
+	}
+	return p
 }
 
 // Softmax of z/t (t <= 0 means 1).
@@ -102,7 +141,7 @@ func Encode(w io.Writer, m *Model) error {
 	var raw bytes.Buffer
 	raw.WriteString(magic)
 	le := binary.LittleEndian
-	for _, v := range []any{uint32(version), uint32(K), m.Buckets, m.Temperature, m.ChitchatMargin, m.SubstanceMargin, scale} {
+	for _, v := range []any{uint32(version), uint32(K), m.Buckets, m.Temperature, m.ChitchatMargin, m.SubstanceMargin, m.TalkPrecision, scale} {
 		if err := binary.Write(&raw, le, v); err != nil {
 			return err
 		}
@@ -136,7 +175,7 @@ func Decode(blob []byte) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	const head = 4 + 7*4
+	const head = 4 + 8*4
 	if len(raw) < head+4 || string(raw[:4]) != magic {
 		return nil, fmt.Errorf("%w: bad header", ErrCorrupt)
 	}
@@ -156,8 +195,9 @@ func Decode(blob []byte) (*Model, error) {
 		Temperature:     math.Float32frombits(le.Uint32(raw[16:])),
 		ChitchatMargin:  math.Float32frombits(le.Uint32(raw[20:])),
 		SubstanceMargin: math.Float32frombits(le.Uint32(raw[24:])),
+		TalkPrecision:   math.Float32frombits(le.Uint32(raw[28:])),
 	}
-	scale := math.Float32frombits(le.Uint32(raw[28:]))
+	scale := math.Float32frombits(le.Uint32(raw[32:]))
 	n := int(m.Buckets) * K
 	if m.Buckets == 0 || m.Buckets&(m.Buckets-1) != 0 || len(body) != head+2*n {
 		return nil, fmt.Errorf("%w: %d buckets in %d bytes", ErrCorrupt, m.Buckets, len(body))

@@ -41,7 +41,7 @@ type sample struct {
 	source            string
 	y                 int
 	feats             []uint32
-	subst             bool
+	gate              feat.Gate
 	nfixed            int // leading features never dropped: bias, cues, length, script
 	w                 float64
 }
@@ -57,6 +57,11 @@ func main1() int {
 	exclude := flag.String("exclude", "", "comma-separated sources to leave out of training (a cross-source check; the dev report then shows how the model does on an unseen source)")
 	dropout := flag.Float64("dropout", 0.5, "probability of dropping each n-gram feature during training (cues are kept), to lean on features that carry across sources")
 	minMargin := flag.Float64("min-margin", 2.0, "smallest chitchat margin (logits); 2 costs no held-out chitchat recall")
+	showErrors = flag.Bool("show-errors", false, "list the wrongly predicted items of every report")
+	genKw := flag.Int("gen-keywords", defaultGenKeywords, "generated keyword queries per language")
+	kwWeight := flag.Float64("keyword-weight", 0.3, "weight of each keyword query (they are left out of the class balance)")
+	poolKw := flag.Int("pool-keywords", defaultPoolKeywords, "keyword queries made from the content words of the pools' questions")
+	seed := flag.Uint64("seed", 1, "random seed (sampling of the generated examples, shuffling, dropout)")
 	flag.Parse()
 
 	var pool, unseen []sample
@@ -79,27 +84,14 @@ func main1() int {
 			}
 		}
 	}
-	seeds := map[string]bool{}
-	for _, s := range []string{"你好，你能做什么？", "退货要在几天内发起？", "对比一下差旅报销和招待报销的流程差异", "你好，顺便问下电子发票多久能开好"} {
-		seeds[feat.Normalize(s)] = true
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, e := range ownExamples(rng) {
-		if seeds[feat.Normalize(e.text)] {
-			continue // the seed sentences are acceptance tests, not training data
-		}
-		lang := "en"
-		if hanShare(e.text) {
-			lang = "zh"
-		}
-		pool = append(pool, sample{text: e.text, label: e.label, lang: lang + "-own"})
-	}
+	rng := rand.New(rand.NewPCG(*seed, 2))
+	pool = append(pool, generate(rng, pool, *genKw, *poolKw)...)
 	var ap feat.Appender
 	for i := range pool {
 		pool[i].y = classIndex(pool[i].label)
 		an := ap.Query(pool[i].text)
 		pool[i].feats = append([]uint32(nil), ap.Buf...)
-		pool[i].subst = an.Substance
+		pool[i].gate = an.Gate()
 		pool[i].nfixed = 3 + len(an.Cues)
 	}
 	var train, held []sample
@@ -110,10 +102,23 @@ func main1() int {
 			train = append(train, s)
 		}
 	}
-	weigh(train)
+	weigh(train, *kwWeight)
 	fmt.Printf("pool %d: train %d, held-out %d\n", len(pool), len(train), len(held))
 
-	m := &feat.Model{Buckets: 1 << *bits, Temperature: 1}
+	// The floor for queries that are only small talk: how often the
+	// training pool labels them chitchat (Laplace-smoothed).
+	only, onlyChit := 0, 0
+	for _, s := range train {
+		if s.gate.Only {
+			only++
+			if s.y == feat.Chitchat {
+				onlyChit++
+			}
+		}
+	}
+	m := &feat.Model{Buckets: 1 << *bits, Temperature: 1,
+		TalkPrecision: float32(onlyChit+1) / float32(only+2)}
+	fmt.Printf("only small talk: %d training items, %d chitchat: floor %.3f\n", only, onlyChit, m.TalkPrecision)
 	fit(m, train, *epochs, *lr, *l2, *dropout, rng)
 
 	// Calibrate: temperature by held-out NLL, then the smallest chitchat
@@ -153,7 +158,7 @@ func main1() int {
 			an := ap.Query(unseen[i].text)
 			unseen[i].y = classIndex(unseen[i].label)
 			unseen[i].feats = append([]uint32(nil), ap.Buf...)
-			unseen[i].subst = an.Substance
+			unseen[i].gate = an.Gate()
 		}
 		report("training items of the excluded sources (unseen)", m, unseen)
 	}
@@ -166,7 +171,7 @@ func main1() int {
 			ss[i].y = classIndex(ss[i].label)
 			an := ap.Query(ss[i].text)
 			ss[i].feats = append([]uint32(nil), ap.Buf...)
-			ss[i].subst = an.Substance
+			ss[i].gate = an.Gate()
 		}
 		report("dev_"+lang+" (report only, not used for fitting)", m, ss)
 
@@ -189,6 +194,47 @@ func main1() int {
 	st, _ := os.Stat(*out)
 	fmt.Printf("wrote %s (%d bytes)\n", *out, st.Size())
 	return 0
+}
+
+// Defaults of the -gen-keywords and -pool-keywords flags.
+const (
+	defaultGenKeywords  = 500
+	defaultPoolKeywords = 1500
+)
+
+// generate returns the project's own examples (examples.go) and the keyword
+// queries (keywords.go), generated with genKw keyword queries per language
+// and poolKw more made from the factual questions of pool.
+func generate(rng *rand.Rand, pool []sample, genKw, poolKw int) []sample {
+	seeds := map[string]bool{}
+	for _, s := range []string{"你好，你能做什么？", "退货要在几天内发起？", "对比一下差旅报销和招待报销的流程差异", "你好，顺便问下电子发票多久能开好"} {
+		seeds[feat.Normalize(s)] = true
+	}
+	var out []sample
+	for _, e := range ownExamples(rng) {
+		if seeds[feat.Normalize(e.text)] {
+			continue // the acceptance sentences of the router are not training data
+		}
+		lang := "en"
+		if hanShare(e.text) {
+			lang = "zh"
+		}
+		out = append(out, sample{text: e.text, label: e.label, lang: lang + "-own"})
+	}
+	var questions []string
+	for _, s := range pool {
+		if s.label == "factual" && (s.lang == "en" || s.lang == "zh") {
+			questions = append(questions, s.text)
+		}
+	}
+	for _, e := range append(keywordExamples(rng, genKw), poolKeywords(rng, questions, poolKw)...) {
+		lang := "en-kw"
+		if hanShare(e.text) {
+			lang = "zh-kw"
+		}
+		out = append(out, sample{text: e.text, label: e.label, lang: lang})
+	}
+	return out
 }
 
 func classIndex(label string) int {
@@ -241,8 +287,10 @@ func load(path, lang string) ([]sample, error) {
 
 // weigh balances classes within each language so that the 6k Chinese
 // chitchat lines do not drown the rest, and caps the up-weighting of the
-// small hand-written groups.
-func weigh(ss []sample) {
+// small hand-written groups. Keyword queries stay out of the balance (they
+// would dilute the weight of the real factual questions) and weigh
+// kwWeight each.
+func weigh(ss []sample, kwWeight float64) {
 	type key struct {
 		lang string
 		y    int
@@ -250,11 +298,19 @@ func weigh(ss []sample) {
 	count := map[key]int{}
 	perLang := map[string]int{}
 	base := func(l string) string { return l[:2] }
+	kw := func(l string) bool { return strings.HasSuffix(l, "-kw") }
 	for _, s := range ss {
+		if kw(s.lang) {
+			continue
+		}
 		count[key{base(s.lang), s.y}]++
 		perLang[base(s.lang)]++
 	}
 	for i := range ss {
+		if kw(ss[i].lang) {
+			ss[i].w = kwWeight
+			continue
+		}
 		l := base(ss[i].lang)
 		w := float64(perLang[l]) / (3 * float64(count[key{l, ss[i].y}]))
 		ss[i].w = math.Max(0.3, math.Min(w, 4))
@@ -277,6 +333,9 @@ func fit(m *feat.Model, ss []sample, epochs int, lr, l2, dropout float64, rng *r
 		var vals []float32
 		for _, oi := range order {
 			s := ss[oi]
+			if s.y == feat.Chitchat && !s.gate.Chat {
+				continue // a class the gate makes unreachable
+			}
 			// Inverted dropout: kept n-gram features are scaled by
 			// 1/(1-dropout) so that inference (no dropout, value 1) sees the
 			// same expected logits.
@@ -299,6 +358,11 @@ func fit(m *feat.Model, ss []sample, epochs int, lr, l2, dropout float64, rng *r
 					z[c] += vals[i] * m.W[base+c]
 				}
 			}
+			if !s.gate.Chat {
+				// Trained as it is used: without evidence of conversation
+				// the model only chooses between factual and analytical.
+				z[feat.Chitchat] = float32(math.Inf(-1))
+			}
 			p := feat.Softmax(z, 1)
 			loss -= s.w * math.Log(math.Max(p[s.y], 1e-12))
 			for i, f := range kept {
@@ -319,7 +383,7 @@ func fit(m *feat.Model, ss []sample, epochs int, lr, l2, dropout float64, rng *r
 }
 
 func predict(m *feat.Model, s sample) (int, float64) {
-	p := m.Probs(s.feats, s.subst)
+	p := m.Probs(s.feats, s.gate)
 	best := 0
 	for c := 1; c < feat.K; c++ {
 		if p[c] > p[best] {
@@ -329,13 +393,23 @@ func predict(m *feat.Model, s sample) (int, float64) {
 	return best, p[best]
 }
 
+// meanNLL scores the model's probabilities as they are fitted: with the
+// chitchat gate, without the small-talk floor (a rule, not the model), and
+// leaving out the chitchat items the gate makes unreachable, whose
+// probability no temperature can change.
 func meanNLL(m *feat.Model, ss []sample) float64 {
-	nll := 0.0
+	nll, n := 0.0, 0
 	for _, s := range ss {
-		p := m.Probs(s.feats, s.subst)
+		g := s.gate
+		if !g.Chat && s.y == feat.Chitchat {
+			continue
+		}
+		g.Only = false
+		p := m.Probs(s.feats, g)
 		nll -= math.Log(math.Max(p[s.y], 1e-12))
+		n++
 	}
-	return nll / float64(len(ss))
+	return nll / float64(max(n, 1))
 }
 
 func chitRecall(m *feat.Model, ss []sample) float64 {
@@ -369,15 +443,21 @@ func sub2chit(m *feat.Model, ss []sample) float64 {
 	return float64(bad) / float64(n)
 }
 
+var showErrors *bool
+
 func report(name string, m *feat.Model, ss []sample) {
 	edges := []float64{0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0001}
 	type bin struct{ n, ok int }
 	bins := make([]bin, len(edges)-1)
 	conf := map[[2]int]int{}
 	okAll := 0
+	var wrong []string
 	for _, s := range ss {
 		c, p := predict(m, s)
 		conf[[2]int{s.y, c}]++
+		if c != s.y && *showErrors {
+			wrong = append(wrong, fmt.Sprintf("  wrong: %s -> %s %.2f (evidence of conversation %v): %q", feat.Classes[s.y], feat.Classes[c], p, s.gate.Chat, s.text))
+		}
 		i := sort.SearchFloat64s(edges, p) - 1
 		if i < 0 {
 			i = 0
@@ -418,5 +498,8 @@ func report(name string, m *feat.Model, ss []sample) {
 			fmt.Printf(" %s=%d", feat.Classes[c], conf[[2]int{g, c}])
 		}
 		fmt.Println()
+	}
+	for _, w := range wrong {
+		fmt.Println(w)
 	}
 }
