@@ -1,0 +1,410 @@
+// Package feature computes the lexical features from which package
+// relevance estimates P(relevant): how much of a query a passage contains,
+// how much of it verbatim, and how informative the query is. It is shared
+// by the calibrator and by the program that fits its coefficients, so that
+// both compute exactly the same numbers.
+//
+// Text is cut into tokens with the project analyzer's character classes
+// (analysis.Unicode): a run of letters and digits is one word token,
+// width-folded and lower-cased; a run of CJK characters gives one token per
+// character. Query tokens are grouped into units, the things coverage
+// counts: a distinct word, or one CJK character. A CJK character counts as
+// found when a passage contains one of the query's character bigrams that
+// hold it (a single-character run needs the character itself), so a
+// dictionary-free bigram match stands in for Chinese words without
+// penalising the bigrams that straddle two words.
+//
+// A unit's weight stands in for its inverse document frequency, which is
+// unknown at query time: WeightStop for function words, question words
+// and Chinese particles (a short fixed list), WeightContent for the rest.
+// Weights depend on the unit alone, never on the other candidates, so a
+// passage gets the same features whichever retrieval method (and
+// candidate set) brought it.
+package feature
+
+import (
+	"math"
+	"slices"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/adaptrag/adaptrag/retrieval/analysis"
+)
+
+// Indices of the features in a Vector.
+const (
+	// Cov is the weighted share of the query's units found in the passage.
+	Cov = iota
+	// Run is the weighted share of the query's tokens in the longest run
+	// of consecutive query tokens that the passage holds in the same
+	// order, contiguous.
+	Run
+	// Miss is log(1 + the weight of the units not found).
+	Miss
+	// QLen is log(1 + the weight of all the query's units): how much the
+	// query says.
+	QLen
+	// PLen is log(1 + the number of tokens searched in the passage): a
+	// long passage contains more words by chance.
+	PLen
+	// CJK is the share of the query's unit weight held by CJK characters
+	// (0 for an English query, 1 for a Chinese one).
+	CJK
+	// Rev (FAQ entries only) is the weighted share of the FAQ question's
+	// units found in the query: the reverse of Cov, so that a short query
+	// does not fully match a long, more specific question.
+	Rev
+	// N is the number of features.
+	N
+)
+
+// Names are the features' names, in Vector order.
+var Names = [N]string{"cov", "run", "miss", "qlen", "plen", "cjk", "rev"}
+
+// Vector holds one passage's features.
+type Vector [N]float64
+
+// Unit weights (see the package comment).
+const (
+	WeightContent = 1.0
+	WeightStop    = 0.1
+)
+
+// Key spaces: the top two bits tell a word hash, a CJK rune and a CJK bigram
+// apart, so that no key of one kind equals a key of another.
+const (
+	spaceRune   uint64 = 1 << 62
+	spaceBigram uint64 = 2 << 62
+	spaceWord   uint64 = 3 << 62
+	spaceMask   uint64 = 3 << 62
+)
+
+func runeKey(r rune) uint64      { return spaceRune | uint64(r) }
+func bigramKey(a, b rune) uint64 { return spaceBigram | uint64(a)<<21 | uint64(b) }
+
+// wordKey hashes the folded form of a word token (full-width ASCII to ASCII,
+// lower case) with FNV-1a, without building the folded string.
+func wordKey(s string) uint64 {
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	h := uint64(offset)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			h ^= uint64(c)
+			h *= prime
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r >= 0xFF01 && r <= 0xFF5E {
+			r -= 0xFEE0
+		}
+		r = unicode.ToLower(r)
+		var b [utf8.UTFMax]byte
+		n := utf8.EncodeRune(b[:], r)
+		for _, c := range b[:n] {
+			h ^= uint64(c)
+			h *= prime
+		}
+	}
+	return h&^spaceMask | spaceWord
+}
+
+// qtok is one query token.
+type qtok struct {
+	key    uint64
+	w      float64
+	unit   int32
+	r      rune // the character of a CJK token
+	cjk    bool
+	single bool // a CJK run of one character
+}
+
+// Query is a query prepared for feature extraction. It is immutable once
+// built and safe for concurrent use.
+type Query struct {
+	toks   []qtok
+	tokPos map[uint64][]int32 // token key -> positions in toks
+	bigPos map[uint64][]int32 // CJK bigram key -> position of its first character
+	unitW  []float64
+	totalW float64 // sum of unit weights
+	tokW   float64 // sum of token weights
+	cjkW   float64 // unit weight held by CJK characters
+	runes  [64]uint64
+}
+
+// Units returns the number of units of q; a query without any (empty, or
+// punctuation only) has no features.
+func (q *Query) Units() int { return len(q.unitW) }
+
+func (q *Query) hasRune(r rune) bool {
+	return q.runes[(r>>6)&63]&(1<<(uint(r)&63)) != 0
+}
+
+// Prepare analyses query.
+func Prepare(query string) *Query {
+	q := &Query{tokPos: map[uint64][]int32{}, bigPos: map[uint64][]int32{}}
+	toks := analysis.Unicode{}.Tokenize(nil, query)
+	wordUnit := map[uint64]int32{}
+	for _, t := range toks {
+		if t.Kind == analysis.Word {
+			k := wordKey(t.Term)
+			w := wordWeight(t.Term)
+			u, ok := wordUnit[k]
+			if !ok {
+				u = int32(len(q.unitW))
+				wordUnit[k] = u
+				q.unitW = append(q.unitW, w)
+			}
+			q.toks = append(q.toks, qtok{key: k, w: w, unit: u})
+			continue
+		}
+		n := utf8.RuneCountInString(t.Term)
+		first := len(q.toks)
+		for _, r := range t.Term {
+			w := runeWeight(r)
+			u := int32(len(q.unitW))
+			q.unitW = append(q.unitW, w)
+			q.cjkW += w
+			q.toks = append(q.toks, qtok{key: runeKey(r), w: w, unit: u, r: r, cjk: true, single: n == 1})
+			q.runes[(r>>6)&63] |= 1 << (uint(r) & 63)
+		}
+		for p := first; p+1 < len(q.toks); p++ {
+			k := bigramKey(q.toks[p].r, q.toks[p+1].r)
+			q.bigPos[k] = append(q.bigPos[k], int32(p))
+		}
+	}
+	for i, t := range q.toks {
+		q.tokPos[t.key] = append(q.tokPos[t.key], int32(i))
+		q.tokW += t.w
+	}
+	for _, w := range q.unitW {
+		q.totalW += w
+	}
+	return q
+}
+
+// Scratch is per-goroutine working memory for Extract. The zero value is
+// ready; reusing one across calls avoids allocations.
+type Scratch struct {
+	buf      []analysis.Token
+	found    []bool
+	lastIdx  []int64   // passage token index at which a query position last matched
+	lastRun  []float64 // weight of the run ending there
+	k        int64     // passage token counter, never reset (runs cannot span calls)
+	best     float64
+	ntok     int
+	revW     float64 // FAQ question unit weight
+	revFound float64 // ... of which found in the query
+}
+
+func (s *Scratch) reset(q *Query) {
+	n := len(q.toks)
+	if cap(s.found) < len(q.unitW) {
+		s.found = make([]bool, len(q.unitW))
+	}
+	s.found = s.found[:len(q.unitW)]
+	clear(s.found)
+	if cap(s.lastIdx) < n {
+		s.lastIdx = make([]int64, n)
+		s.lastRun = make([]float64, n)
+		for i := range s.lastIdx {
+			s.lastIdx[i] = -2
+		}
+	}
+	s.lastIdx, s.lastRun = s.lastIdx[:n], s.lastRun[:n]
+	s.k += 2 // a gap: no run continues from an earlier call
+	s.best, s.ntok, s.revW, s.revFound = 0, 0, 0, 0
+}
+
+// Extract returns the features of a passage whose searchable fields are
+// fields (a title and a text, say). Runs do not cross fields. faq says the
+// single field is an FAQ question, which also sets Rev. A query without
+// units gives the zero Vector.
+func (q *Query) Extract(s *Scratch, faq bool, fields ...string) Vector {
+	var v Vector
+	if len(q.unitW) == 0 {
+		return v
+	}
+	s.reset(q)
+	for _, f := range fields {
+		q.scan(s, f, faq)
+		s.k += 2
+	}
+	var found float64
+	for u, ok := range s.found {
+		if ok {
+			found += q.unitW[u]
+		}
+	}
+	v[Cov] = found / q.totalW
+	v[Run] = s.best / q.tokW
+	v[Miss] = math.Log1p(q.totalW - found)
+	v[QLen] = math.Log1p(q.totalW)
+	v[PLen] = math.Log1p(float64(s.ntok))
+	v[CJK] = q.cjkW / q.totalW
+	if faq && s.revW > 0 {
+		v[Rev] = s.revFound / s.revW
+	}
+	return v
+}
+
+// match records that passage token number s.k equals the query tokens at
+// positions ps, extending the runs that ended at the previous token.
+func (q *Query) match(s *Scratch, ps []int32) {
+	for i := len(ps) - 1; i >= 0; i-- { // descending: p-1 is read before it is written
+		p := ps[i]
+		run := q.toks[p].w
+		if p > 0 && s.lastIdx[p-1] == s.k-1 {
+			run += s.lastRun[p-1]
+		}
+		s.lastIdx[p], s.lastRun[p] = s.k, run
+		if run > s.best {
+			s.best = run
+		}
+		if t := q.toks[p]; !t.cjk || t.single {
+			s.found[t.unit] = true
+		}
+	}
+}
+
+func (q *Query) scan(s *Scratch, text string, faq bool) {
+	s.buf = analysis.Unicode{}.Tokenize(s.buf[:0], text)
+	for _, t := range s.buf {
+		if t.Kind == analysis.Word {
+			k := wordKey(t.Term)
+			ps, ok := q.tokPos[k]
+			if ok {
+				q.match(s, ps)
+			}
+			if faq {
+				w := wordWeight(t.Term)
+				s.revW += w
+				if ok {
+					s.revFound += w
+				}
+			}
+			s.k++
+			s.ntok++
+			continue
+		}
+		q.scanCJK(s, t.Term, faq)
+	}
+}
+
+// scanCJK walks a CJK run of the passage character by character.
+func (q *Query) scanCJK(s *Scratch, run string, faq bool) {
+	var prev rune
+	prevIn := false    // prev is a query character
+	prevFound := false // (FAQ) prev is covered by a query bigram
+	prevW := 0.0       // (FAQ) weight of prev
+	n := 0
+	for _, r := range run {
+		in := q.hasRune(r)
+		var ps []int32
+		if in {
+			ps, in = q.tokPos[runeKey(r)]
+		}
+		if in {
+			q.match(s, ps)
+		}
+		hit := false
+		if in && prevIn {
+			if bp, ok := q.bigPos[bigramKey(prev, r)]; ok {
+				hit = true
+				for _, p := range bp {
+					s.found[q.toks[p].unit] = true
+					s.found[q.toks[p+1].unit] = true
+				}
+			}
+		}
+		if faq {
+			w := runeWeight(r)
+			s.revW += w
+			if n > 0 && (prevFound || hit) {
+				s.revFound += prevW
+			}
+			prevFound, prevW = hit, w
+		}
+		prev, prevIn = r, in
+		s.k++
+		s.ntok++
+		n++
+	}
+	if faq && n > 0 {
+		// The last character, or a lone one that needs only itself.
+		if prevFound || (n == 1 && prevIn) {
+			s.revFound += prevW
+		}
+	}
+}
+
+// wordWeight is the weight of a word unit.
+func wordWeight(term string) float64 {
+	if len(term) <= maxStopLen && stopWords[lowerASCII(term)] {
+		return WeightStop
+	}
+	return WeightContent
+}
+
+// runeWeight is the weight of a CJK character unit.
+func runeWeight(r rune) float64 {
+	if slices.Contains(stopRunes, r) {
+		return WeightStop
+	}
+	return WeightContent
+}
+
+// lowerASCII lower-cases ASCII letters; other words are returned as they
+// are (no stop word has a non-ASCII letter).
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' || c >= utf8.RuneSelf {
+			var b [maxStopLen]byte
+			for j := 0; j < len(s); j++ {
+				c := s[j]
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				b[j] = c
+			}
+			return string(b[:len(s)])
+		}
+	}
+	return s
+}
+
+const maxStopLen = 12
+
+// stopWords are English function words, question words, pronouns and the
+// verbs that questions are phrased with: words that tell little about what
+// a question is about.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range []string{
+		"a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "by", "for", "with",
+		"from", "as", "into", "about", "after", "before", "between", "during", "within", "over", "under",
+		"is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "done",
+		"has", "have", "had", "it", "its", "this", "that", "these", "those", "there", "then", "than",
+		"so", "if", "not", "no", "s", "t", "d", "ll", "re", "ve", "m", "can", "could", "would",
+		"should", "will", "shall", "may", "might", "must", "just", "very", "please", "also",
+		"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "much", "many",
+		"i", "me", "my", "we", "us", "our", "you", "your", "he", "him", "his", "she", "her",
+		"they", "them", "their", "one", "any", "some", "all", "each", "other", "more", "most",
+		"get", "got", "make", "made", "take", "give", "know", "tell", "need", "want", "use", "used",
+	} {
+		m[w] = true
+	}
+	return m
+}()
+
+// stopRunes are Chinese particles, pronouns, question characters and the
+// most frequent function characters.
+var stopRunes = []rune("的了吗呢吧啊呀么嘛哦着得地之也就都还是我你您他她它们这那哪什怎几谁有在和与或及把被给对会能要该个吗请一")
