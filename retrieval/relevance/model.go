@@ -4,8 +4,8 @@ package relevance
 
 // defaultModel was fitted on the first half of the queries of xquad_en,
 // xquad_zh, faq_en-us and faq_zh-cn (dense top 3 and hybrid top 50).
-// Weights are in the order of FeatureNames: cov, run, miss, qlen, plen, cjk, rev.
+// Weights are in the order of FeatureNames: cov, run, miss, qlen, plen, cjk, rev, both.
 var defaultModel = Model{
-	Doc: Logistic{Intercept: -4.1759, Weights: []float64{6.7114, 1.5931, -3.3819, 4.0407, -0.7137, -0.3209, 0}},
-	FAQ: Logistic{Intercept: -4.1919, Weights: []float64{-0.2487, 4.1087, -0.7196, 0.6065, 0.3028, 0.5745, 3.9016}},
+	Doc: Logistic{Intercept: -4.1759, Weights: []float64{6.7114, 1.5931, -3.3819, 4.0407, -0.7137, -0.3209, 0, 0}},
+	FAQ: Logistic{Intercept: -4.1825, Weights: []float64{-0.5190, 3.9860, -0.5262, 0.3899, 0.3075, 0.5974, 3.4294, 1.2783}},
 }

@@ -54,12 +54,15 @@ const (
 	// units found in the query: the reverse of Cov, so that a short query
 	// does not fully match a long, more specific question.
 	Rev
+	// Both (FAQ entries only) is min(Cov, Rev): the query and the
+	// question must each hold the other.
+	Both
 	// N is the number of features.
 	N
 )
 
 // Names are the features' names, in Vector order.
-var Names = [N]string{"cov", "run", "miss", "qlen", "plen", "cjk", "rev"}
+var Names = [N]string{"cov", "run", "miss", "qlen", "plen", "cjk", "rev", "both"}
 
 // Vector holds one passage's features.
 type Vector [N]float64
@@ -252,6 +255,7 @@ func (q *Query) Extract(s *Scratch, faq bool, fields ...string) Vector {
 	v[CJK] = q.cjkW / q.totalW
 	if faq && s.revW > 0 {
 		v[Rev] = s.revFound / s.revW
+		v[Both] = min(v[Cov], v[Rev])
 	}
 	return v
 }
