@@ -27,8 +27,6 @@ import (
 	"slices"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/adaptrag/adaptrag/retrieval/analysis"
 )
 
 // Indices of the features in a Vector.
@@ -127,69 +125,81 @@ type qtok struct {
 	unit   int32
 	r      rune // the character of a CJK token
 	cjk    bool
+	joined bool // a CJK character right after another
 	single bool // a CJK run of one character
 }
+
+// MaxQueryTokens bounds the query tokens that count: a longer query is
+// cut, so that the cost per passage stays bounded whatever is pasted in.
+const MaxQueryTokens = 256
 
 // Query is a query prepared for feature extraction. It is immutable once
 // built and safe for concurrent use.
 type Query struct {
 	toks   []qtok
-	tokPos map[uint64][]int32 // token key -> positions in toks
-	bigPos map[uint64][]int32 // CJK bigram key -> position of its first character
+	tokPos table // token key -> positions in toks
+	bigPos table // CJK bigram key -> position of its first character
 	unitW  []float64
-	totalW float64 // sum of unit weights
-	tokW   float64 // sum of token weights
-	cjkW   float64 // unit weight held by CJK characters
-	runes  [64]uint64
+	totalW float64    // sum of unit weights
+	tokW   float64    // sum of token weights
+	cjkW   float64    // unit weight held by CJK characters
+	runes  [64]uint64 // a filter of the query's CJK characters (no false negatives)
+	words  [64]uint64 // a filter of the query's word keys
 }
 
 // Units returns the number of units of q; a query without any (empty, or
 // punctuation only) has no features.
 func (q *Query) Units() int { return len(q.unitW) }
 
-func (q *Query) hasRune(r rune) bool {
-	return q.runes[(r>>6)&63]&(1<<(uint(r)&63)) != 0
-}
-
-// Prepare analyses query.
+// Prepare analyses query (its first MaxQueryTokens tokens).
 func Prepare(query string) *Query {
-	q := &Query{tokPos: map[uint64][]int32{}, bigPos: map[uint64][]int32{}}
-	toks := analysis.Unicode{}.Tokenize(nil, query)
-	wordUnit := map[uint64]int32{}
-	for _, t := range toks {
-		if t.Kind == analysis.Word {
-			k := wordKey(t.Term)
-			w := wordWeight(t.Term)
-			u, ok := wordUnit[k]
-			if !ok {
-				u = int32(len(q.unitW))
-				wordUnit[k] = u
-				q.unitW = append(q.unitW, w)
-			}
-			q.toks = append(q.toks, qtok{key: k, w: w, unit: u})
+	q := &Query{toks: make([]qtok, 0, 16)}
+	lastEnd := -1 // end of the last CJK token
+	for i := 0; len(q.toks) < MaxQueryTokens; {
+		start, end, r, kind := next(query, i)
+		if kind == sep {
+			break
+		}
+		i = end
+		if kind == word {
+			k := wordKey(query[start:end])
+			q.toks = append(q.toks, qtok{key: k, w: wordWeight(query[start:end])})
+			q.words[(k>>6)&63] |= 1 << (k & 63)
 			continue
 		}
-		n := utf8.RuneCountInString(t.Term)
-		first := len(q.toks)
-		for _, r := range t.Term {
-			w := runeWeight(r)
-			u := int32(len(q.unitW))
-			q.unitW = append(q.unitW, w)
-			q.cjkW += w
-			q.toks = append(q.toks, qtok{key: runeKey(r), w: w, unit: u, r: r, cjk: true, single: n == 1})
-			q.runes[(r>>6)&63] |= 1 << (uint(r) & 63)
-		}
-		for p := first; p+1 < len(q.toks); p++ {
-			k := bigramKey(q.toks[p].r, q.toks[p+1].r)
-			q.bigPos[k] = append(q.bigPos[k], int32(p))
+		q.toks = append(q.toks, qtok{key: runeKey(r), w: runeWeight(r), r: r, cjk: true, joined: start == lastEnd})
+		q.runes[(r>>6)&63] |= 1 << (uint(r) & 63)
+		lastEnd = end
+	}
+	es := make([]entry, 0, 2*len(q.toks))
+	for p, t := range q.toks {
+		es = append(es, entry{t.key, int32(p)})
+	}
+	q.tokPos = newTable(es)
+	es = es[:0]
+	for p := 0; p+1 < len(q.toks); p++ {
+		if a, b := q.toks[p], q.toks[p+1]; a.cjk && b.cjk && b.joined {
+			es = append(es, entry{bigramKey(a.r, b.r), int32(p)})
 		}
 	}
-	for i, t := range q.toks {
-		q.tokPos[t.key] = append(q.tokPos[t.key], int32(i))
+	q.bigPos = newTable(es)
+	q.unitW = make([]float64, 0, len(q.toks))
+	for p := range q.toks {
+		t := &q.toks[p]
 		q.tokW += t.w
-	}
-	for _, w := range q.unitW {
-		q.totalW += w
+		if t.cjk {
+			// A character alone in its run is found by itself, not by a bigram.
+			t.single = !t.joined && (p+1 == len(q.toks) || !q.toks[p+1].cjk || !q.toks[p+1].joined)
+		} else if ps, _ := q.tokPos.get(t.key); int(ps[0]) < p {
+			t.unit = q.toks[ps[0]].unit // a word seen before
+			continue
+		}
+		t.unit = int32(len(q.unitW))
+		q.unitW = append(q.unitW, t.w)
+		q.totalW += t.w
+		if t.cjk {
+			q.cjkW += t.w
+		}
 	}
 	return q
 }
@@ -197,7 +207,6 @@ func Prepare(query string) *Query {
 // Scratch is per-goroutine working memory for Extract. The zero value is
 // ready; reusing one across calls avoids allocations.
 type Scratch struct {
-	buf      []analysis.Token
 	found    []bool
 	lastIdx  []int64   // passage token index at which a query position last matched
 	lastRun  []float64 // weight of the run ending there
@@ -206,6 +215,13 @@ type Scratch struct {
 	ntok     int
 	revW     float64 // FAQ question unit weight
 	revFound float64 // ... of which found in the query
+
+	// The CJK run being read.
+	prev      rune
+	prevIn    bool    // prev is a query character
+	prevFound bool    // (FAQ) prev is covered by a query bigram
+	prevW     float64 // (FAQ) weight of prev
+	runLen    int     // characters so far in the run
 }
 
 func (s *Scratch) reset(q *Query) {
@@ -279,75 +295,154 @@ func (q *Query) match(s *Scratch, ps []int32) {
 	}
 }
 
+// scan reads one field of a passage. It walks the text once, byte by
+// byte, with the common cases (ASCII words, CJK ideographs) inline: it is
+// the calibrator's inner loop.
 func (q *Query) scan(s *Scratch, text string, faq bool) {
-	s.buf = analysis.Unicode{}.Tokenize(s.buf[:0], text)
-	for _, t := range s.buf {
-		if t.Kind == analysis.Word {
-			k := wordKey(t.Term)
-			ps, ok := q.tokPos[k]
-			if ok {
-				q.match(s, ps)
+	s.runLen = 0
+	n := len(text)
+	for i := 0; i < n; {
+		b := text[i]
+		if b < utf8.RuneSelf {
+			if asciiClass[b] != word {
+				i++
+				s.endRun(faq)
+				continue
 			}
-			if faq {
-				w := wordWeight(t.Term)
-				s.revW += w
-				if ok {
-					s.revFound += w
+			// An ASCII word, hashed as it is read; a non-ASCII word rune
+			// inside it sends the whole word to the general path.
+			const (
+				offset = 14695981039346656037
+				prime  = 1099511628211
+			)
+			h := uint64(offset)
+			j := i
+			for j < n && text[j] < utf8.RuneSelf && asciiClass[text[j]] == word {
+				c := text[j]
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				h ^= uint64(c)
+				h *= prime
+				j++
+			}
+			if j < n && text[j] >= utf8.RuneSelf {
+				if r, _ := decode(text, j); runeClass(r) == word {
+					start, end, _, _ := next(text, i)
+					q.word(s, text[start:end], wordKey(text[start:end]), faq)
+					i = end
+					continue
 				}
 			}
-			s.k++
-			s.ntok++
+			q.word(s, text[i:j], h&^spaceMask|spaceWord, faq)
+			i = j
 			continue
 		}
-		q.scanCJK(s, t.Term, faq)
-	}
-}
-
-// scanCJK walks a CJK run of the passage character by character.
-func (q *Query) scanCJK(s *Scratch, run string, faq bool) {
-	var prev rune
-	prevIn := false    // prev is a query character
-	prevFound := false // (FAQ) prev is covered by a query bigram
-	prevW := 0.0       // (FAQ) weight of prev
-	n := 0
-	for _, r := range run {
-		in := q.hasRune(r)
-		var ps []int32
-		if in {
-			ps, in = q.tokPos[runeKey(r)]
-		}
-		if in {
-			q.match(s, ps)
-		}
-		hit := false
-		if in && prevIn {
-			if bp, ok := q.bigPos[bigramKey(prev, r)]; ok {
-				hit = true
-				for _, p := range bp {
-					s.found[q.toks[p].unit] = true
-					s.found[q.toks[p+1].unit] = true
+		// The common case of Chinese text: a three-byte ideograph of the
+		// main block that is not a query character.
+		if b&0xF0 == 0xE0 && i+2 < n {
+			c1, c2 := text[i+1], text[i+2]
+			if c1&0xC0 == 0x80 && c2&0xC0 == 0x80 {
+				r := rune(b&0x0F)<<12 | rune(c1&0x3F)<<6 | rune(c2&0x3F)
+				if r >= 0x4E00 && r <= 0x9FFF {
+					if faq || q.runes[(r>>6)&63]&(1<<(uint(r)&63)) != 0 {
+						q.char(s, r, faq)
+					} else {
+						s.prevIn = false
+						s.runLen++
+						s.ntok++
+						s.k++
+					}
+					i += 3
+					continue
 				}
 			}
 		}
-		if faq {
-			w := runeWeight(r)
-			s.revW += w
-			if n > 0 && (prevFound || hit) {
-				s.revFound += prevW
+		r, size := decode(text, i)
+		switch runeClass(r) {
+		case cjk:
+			q.char(s, r, faq)
+			i += size
+		case word:
+			start, end, _, _ := next(text, i)
+			q.word(s, text[start:end], wordKey(text[start:end]), faq)
+			i = end
+		default:
+			s.endRun(faq)
+			i += size
+		}
+	}
+	s.endRun(faq)
+}
+
+// word handles a word token of the passage with key k.
+func (q *Query) word(s *Scratch, term string, k uint64, faq bool) {
+	s.endRun(faq)
+	s.ntok++
+	var ps []int32
+	ok := q.words[(k>>6)&63]&(1<<(k&63)) != 0
+	if ok {
+		ps, ok = q.tokPos.get(k)
+	}
+	if ok {
+		q.match(s, ps)
+	}
+	if faq {
+		w := wordWeight(term)
+		s.revW += w
+		if ok {
+			s.revFound += w
+		}
+	}
+	s.k++
+}
+
+// char handles a CJK character of the passage, the next of the current
+// run (s.runLen characters so far).
+func (q *Query) char(s *Scratch, r rune, faq bool) {
+	s.ntok++
+	in := q.runes[(r>>6)&63]&(1<<(uint(r)&63)) != 0
+	var ps []int32
+	if in {
+		ps, in = q.tokPos.get(runeKey(r))
+	}
+	if in {
+		q.match(s, ps)
+	}
+	hit := false
+	if in && s.prevIn && s.runLen > 0 {
+		if bp, ok := q.bigPos.get(bigramKey(s.prev, r)); ok {
+			hit = true
+			for _, p := range bp {
+				s.found[q.toks[p].unit] = true
+				s.found[q.toks[p+1].unit] = true
 			}
-			prevFound, prevW = hit, w
-		}
-		prev, prevIn = r, in
-		s.k++
-		s.ntok++
-		n++
-	}
-	if faq && n > 0 {
-		// The last character, or a lone one that needs only itself.
-		if prevFound || (n == 1 && prevIn) {
-			s.revFound += prevW
 		}
 	}
+	if faq {
+		w := runeWeight(r)
+		s.revW += w
+		if s.runLen > 0 && (s.prevFound || hit) {
+			s.revFound += s.prevW
+		}
+		s.prevFound, s.prevW = hit, w
+	}
+	s.prev, s.prevIn = r, in
+	s.runLen++
+	s.k++
+}
+
+// endRun closes the current CJK run, if any. For Rev it settles the run's
+// last character: covered by the bigram before it, or, alone, by the
+// query holding it.
+func (s *Scratch) endRun(faq bool) {
+	if s.runLen == 0 {
+		return
+	}
+	if faq && (s.prevFound || s.runLen == 1 && s.prevIn) {
+		s.revFound += s.prevW
+	}
+	s.runLen = 0
 }
 
 // wordWeight is the weight of a word unit.
