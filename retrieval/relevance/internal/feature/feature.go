@@ -16,7 +16,8 @@
 //
 // A unit's weight stands in for its inverse document frequency, which is
 // unknown at query time: WeightStop for function words, question words
-// and Chinese particles (a short fixed list), WeightContent for the rest.
+// and Chinese particles (short fixed lists, Chinese question words such as
+// 多少 and 什么 counted as bigrams), WeightContent for the rest.
 // Weights depend on the unit alone, never on the other candidates, so a
 // passage gets the same features whichever retrieval method (and
 // candidate set) brought it.
@@ -170,6 +171,11 @@ func Prepare(query string) *Query {
 		q.toks = append(q.toks, qtok{key: runeKey(r), w: runeWeight(r), r: r, cjk: true, joined: start == lastEnd})
 		q.runes[(r>>6)&63] |= 1 << (uint(r) & 63)
 		lastEnd = end
+	}
+	for p := 1; p < len(q.toks); p++ {
+		if a, b := &q.toks[p-1], &q.toks[p]; b.joined && questionBigram(a.r, b.r) {
+			a.w, b.w = WeightStop, WeightStop
+		}
 	}
 	es := make([]entry, 0, 2*len(q.toks))
 	for p, t := range q.toks {
@@ -421,6 +427,10 @@ func (q *Query) char(s *Scratch, r rune, faq bool) {
 	}
 	if faq {
 		w := runeWeight(r)
+		if s.runLen > 0 && questionBigram(s.prev, r) {
+			s.revW -= s.prevW - WeightStop
+			s.prevW, w = WeightStop, WeightStop
+		}
 		s.revW += w
 		if s.runLen > 0 && (s.prevFound || hit) {
 			s.revFound += s.prevW
@@ -445,13 +455,48 @@ func (s *Scratch) endRun(faq bool) {
 	s.runLen = 0
 }
 
-// wordWeight is the weight of a word unit.
+// wordWeight is the weight of a word unit: the word is folded as wordKey
+// folds it (full-width ASCII to ASCII, lower case) before the stop list is
+// consulted.
 func wordWeight(term string) float64 {
-	if len(term) <= maxStopLen && stopWords[lowerASCII(term)] {
+	var b [maxStopLen]byte
+	n := 0
+	for _, r := range term {
+		if r >= 0xFF01 && r <= 0xFF5E {
+			r -= 0xFEE0
+		}
+		if r >= utf8.RuneSelf {
+			r = unicode.ToLower(r) // "İ" and the Kelvin sign lower-case to ASCII
+		}
+		if r >= utf8.RuneSelf || n == maxStopLen {
+			return WeightContent // no stop word is that long or has such a letter
+		}
+		c := byte(r)
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[n] = c
+		n++
+	}
+	if stopWords[string(b[:n])] {
 		return WeightStop
 	}
 	return WeightContent
 }
+
+// questionBigram reports whether a and b, adjacent, spell a Chinese
+// question word or modal ("多少", "什么", "是否", ...): both characters then
+// weigh WeightStop, as "how", "many" and "what" do in English.
+func questionBigram(a, b rune) bool {
+	for i := 0; i+1 < len(questionBigrams); i += 2 {
+		if questionBigrams[i] == a && questionBigrams[i+1] == b {
+			return true
+		}
+	}
+	return false
+}
+
+var questionBigrams = []rune("多少什么怎么怎样如何哪些哪个哪里哪儿是否能否可否可以为何多久多长几个请问")
 
 // runeWeight is the weight of a CJK character unit.
 func runeWeight(r rune) float64 {
@@ -459,25 +504,6 @@ func runeWeight(r rune) float64 {
 		return WeightStop
 	}
 	return WeightContent
-}
-
-// lowerASCII lower-cases ASCII letters; other words are returned as they
-// are (no stop word has a non-ASCII letter).
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; 'A' <= c && c <= 'Z' || c >= utf8.RuneSelf {
-			var b [maxStopLen]byte
-			for j := 0; j < len(s); j++ {
-				c := s[j]
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				b[j] = c
-			}
-			return string(b[:len(s)])
-		}
-	}
-	return s
 }
 
 const maxStopLen = 12
