@@ -46,8 +46,8 @@ func calibrate(t *testing.T, c *relevance.Calibrator, q string, chunks ...retrie
 func TestCalibrateRanksAnswerAboveUnrelated(t *testing.T) {
 	c := relevance.New(relevance.Config{})
 	for _, tc := range []struct {
-		q              string
-		good, bad      retrieval.Chunk
+		q               string
+		good, bad       retrieval.Chunk
 		minGood, maxBad float64
 	}{
 		{"How many days of annual leave do I get?", leaveEN, vpnEN, relevance.DefaultMinRelevance, relevance.DefaultMinRelevance},
