@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -137,11 +136,11 @@ func holds(h retrieval.Hit, expect []string) bool {
 
 // tradeOff holds the rates at one threshold.
 type tradeOff struct {
-	threshold                   float64
-	notFound                    float64 // unanswerable: every passage below the threshold
-	keepAny, keepAnswer         float64 // answerable: some passage kept; the answer's passage kept
-	retrievedAnswer             float64 // answerable: the answer's passage was retrieved at all
-	notFoundOffTopic, keepFactZ float64
+	threshold           float64
+	notFound            float64 // unanswerable: every passage below the threshold
+	keepAny, keepAnswer float64 // answerable: some passage kept; the answer's passage kept
+	retrievedAnswer     float64 // answerable: the answer's passage was retrieved at all
+	notFoundOffTopic    float64
 }
 
 func measure(os []outcome, th float64) tradeOff {
@@ -172,11 +171,16 @@ func measure(os []outcome, th float64) tradeOff {
 			}
 		}
 	}
-	r.keepAny /= float64(ans)
-	r.keepAnswer /= float64(ans)
-	r.retrievedAnswer /= float64(ans)
-	r.notFound /= float64(un)
-	r.notFoundOffTopic /= float64(off)
+	div := func(x *float64, n int) {
+		if n > 0 {
+			*x /= float64(n)
+		}
+	}
+	div(&r.keepAny, ans)
+	div(&r.keepAnswer, ans)
+	div(&r.retrievedAnswer, ans)
+	div(&r.notFound, un)
+	div(&r.notFoundOffTopic, off)
 	return r
 }
 
@@ -214,6 +218,30 @@ func TestAnswerability(t *testing.T) {
 	}
 	d := measure(os, relevance.DefaultMinRelevance)
 	t.Logf("answer's passage retrieved at all (any relevance): %.0f%%", 100*d.retrievedAnswer)
+	for _, part := range []struct {
+		name string
+		keep func(question) bool
+	}{
+		{"factual (dense top 3)", func(q question) bool { return q.Mode == "factual" }},
+		{"analytical (hybrid 50 -> rerank 8)", func(q question) bool { return q.Mode == "analytical" }},
+		{"Chinese", func(q question) bool { return strings.HasPrefix(q.Note, "zh") }},
+		{"English", func(q question) bool { return strings.HasPrefix(q.Note, "en") }},
+	} {
+		var sub []outcome
+		var a, u int
+		for _, o := range os {
+			if part.keep(o.q) {
+				sub = append(sub, o)
+				if o.q.Answerable {
+					a++
+				} else {
+					u++
+				}
+			}
+		}
+		r := measure(sub, relevance.DefaultMinRelevance)
+		t.Logf("at the default, %s: unanswerable -> not found %.0f%% of %d; answerable keep the answer's passage %.0f%% of %d", part.name, 100*r.notFound, u, 100*r.keepAnswer, a)
+	}
 	for _, o := range os {
 		switch {
 		case o.q.Answerable && o.bestAnswer < relevance.DefaultMinRelevance:
@@ -246,5 +274,3 @@ func short(s string) string {
 	}
 	return s
 }
-
-var _ = fmt.Sprint
