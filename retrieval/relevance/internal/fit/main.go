@@ -4,7 +4,8 @@
 //	go run ./retrieval/relevance/internal/fit -data /work/shared/data
 //	go run ./retrieval/relevance/internal/fit -data /work/shared/data -write retrieval/relevance/model.go
 //
-// -data is the evaluation data directory (the one holding retrieval/); the
+// -data is the evaluation data directory (the one holding retrieval/, or
+// retrieval/ itself); the
 // fit is deterministic, so -write reproduces the shipped file exactly.
 package main
 
@@ -20,7 +21,7 @@ import (
 func main() { os.Exit(main1()) }
 
 func main1() int {
-	data := flag.String("data", "../shared/data", "evaluation data directory (holds retrieval/)")
+	data := flag.String("data", "../shared/data", "evaluation data directory (holds retrieval/, or is it)")
 	write := flag.String("write", "", "write the model source to this file")
 	flag.Parse()
 	ctx := context.Background()

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"go/format"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -56,11 +57,15 @@ type Candidate struct {
 }
 
 // Collect retrieves and labels the candidates of every query of every set
-// under dataDir/retrieval.
+// under dataDir/retrieval (or dataDir itself, when it holds the sets).
 func Collect(ctx context.Context, dataDir string) ([]Candidate, error) {
+	dir := filepath.Join(dataDir, "retrieval")
+	if _, err := os.Stat(filepath.Join(dataDir, Sets[0].Name)); err == nil {
+		dir = dataDir
+	}
 	var out []Candidate
 	for _, s := range Sets {
-		ds, err := eval.LoadBEIR(filepath.Join(dataDir, "retrieval", s.Name))
+		ds, err := eval.LoadBEIR(filepath.Join(dir, s.Name))
 		if err != nil {
 			return nil, err
 		}
