@@ -5,7 +5,8 @@
 // both compute exactly the same numbers.
 //
 // Text is cut into tokens with the project analyzer's character classes
-// (analysis.Unicode): a run of letters and digits is one word token,
+// (analysis.Unicode, re-implemented here as a one-pass scanner for speed;
+// FuzzExtract checks it against the analyzer): a run of letters and digits is one word token,
 // width-folded and lower-cased; a run of CJK characters gives one token per
 // character. Query tokens are grouped into units, the things coverage
 // counts: a distinct word, or one CJK character. A CJK character counts as
@@ -18,7 +19,7 @@
 // unknown at query time: WeightStop for function words, question words
 // and Chinese particles (short fixed lists, Chinese question words such as
 // 多少 and 什么 counted as bigrams), WeightContent for the rest.
-// Weights depend on the unit alone, never on the other candidates, so a
+// Weights depend on the text alone, never on the other candidates, so a
 // passage gets the same features whichever retrieval method (and
 // candidate set) brought it.
 package feature
