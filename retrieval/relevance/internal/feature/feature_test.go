@@ -1,0 +1,264 @@
+package feature
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/adaptrag/adaptrag/retrieval/analysis"
+)
+
+// reference computes the features the slow, obvious way, from the project
+// analyzer's tokens (analysis.Unicode, then width folding and lower-casing),
+// with maps and quadratic scans. Extract must agree with it.
+func reference(query string, faq bool, fields ...string) Vector {
+	type tok struct {
+		term   string
+		cjk    bool
+		joined bool // CJK, right after the previous CJK character
+	}
+	an := analysis.Pipeline{Tokenizer: analysis.Unicode{}, Filters: []analysis.Filter{analysis.Width{}, analysis.Lower{}}}
+	toks := func(text string) []tok {
+		var out []tok
+		for _, t := range an.Analyze(text) {
+			if t.Kind == analysis.Word {
+				out = append(out, tok{term: t.Term})
+				continue
+			}
+			first := true
+			for _, r := range t.Term {
+				out = append(out, tok{term: string(r), cjk: true, joined: !first})
+				first = false
+			}
+		}
+		return out
+	}
+	weights := func(ts []tok) []float64 {
+		w := make([]float64, len(ts))
+		for i, t := range ts {
+			if !t.cjk {
+				w[i] = wordWeight(t.term)
+				continue
+			}
+			r, _ := utf8.DecodeRuneInString(t.term)
+			w[i] = runeWeight(r)
+			if i > 0 && t.joined {
+				p, _ := utf8.DecodeRuneInString(ts[i-1].term)
+				if questionBigram(p, r) {
+					w[i-1], w[i] = WeightStop, WeightStop
+				}
+			}
+		}
+		return w
+	}
+	q := toks(query)
+	if len(q) > MaxQueryTokens {
+		q = q[:MaxQueryTokens]
+	}
+	qw := weights(q)
+	var v Vector
+	if len(q) == 0 {
+		return v
+	}
+	// Units: distinct words, and CJK characters by position.
+	type unit struct {
+		w     float64
+		found bool
+	}
+	var units []unit
+	unitOf := make([]int, len(q))
+	wordUnit := map[string]int{}
+	var totalW, tokW, cjkW float64
+	for i, t := range q {
+		tokW += qw[i]
+		if !t.cjk {
+			if u, ok := wordUnit[t.term]; ok {
+				unitOf[i] = u
+				continue
+			}
+			wordUnit[t.term] = len(units)
+		}
+		unitOf[i] = len(units)
+		units = append(units, unit{w: qw[i]})
+		totalW += qw[i]
+		if t.cjk {
+			cjkW += qw[i]
+		}
+	}
+	ntok := 0
+	best := 0.0
+	var revW, revFound float64
+	qset := map[string]bool{}
+	qbig := map[string]bool{}
+	for i, t := range q {
+		qset[t.term] = true
+		if i > 0 && t.cjk && t.joined && q[i-1].cjk {
+			qbig[q[i-1].term+t.term] = true
+		}
+	}
+	for _, f := range fields {
+		p := toks(f)
+		ntok += len(p)
+		pbig := map[string]bool{}
+		for j := 1; j < len(p); j++ {
+			if p[j].cjk && p[j].joined {
+				pbig[p[j-1].term+p[j].term] = true
+			}
+		}
+		for i, t := range q {
+			single := t.cjk && !t.joined && (i+1 == len(q) || !q[i+1].joined)
+			switch {
+			case !t.cjk || single:
+				for _, x := range p {
+					if x.term == t.term && x.cjk == t.cjk {
+						units[unitOf[i]].found = true
+					}
+				}
+			default:
+				if t.joined && pbig[q[i-1].term+t.term] || i+1 < len(q) && q[i+1].joined && pbig[t.term+q[i+1].term] {
+					units[unitOf[i]].found = true
+				}
+			}
+		}
+		// Longest common run of tokens, by weight.
+		for a := range q {
+			for b := range p {
+				w, k := 0.0, 0
+				for a+k < len(q) && b+k < len(p) && q[a+k].term == p[b+k].term && q[a+k].cjk == p[b+k].cjk {
+					w += qw[a+k]
+					k++
+				}
+				best = max(best, w)
+			}
+		}
+		if faq {
+			pw := weights(p)
+			for j, x := range p {
+				w := pw[j]
+				revW += w
+				switch {
+				case !x.cjk:
+					if qset[x.term] {
+						revFound += w
+					}
+				default:
+					alone := !x.joined && (j+1 == len(p) || !p[j+1].joined)
+					if alone && qset[x.term] ||
+						x.joined && qbig[p[j-1].term+x.term] ||
+						j+1 < len(p) && p[j+1].joined && qbig[x.term+p[j+1].term] {
+						revFound += w
+					}
+				}
+			}
+		}
+	}
+	var found float64
+	for _, u := range units {
+		if u.found {
+			found += u.w
+		}
+	}
+	v[Cov] = found / totalW
+	v[Run] = best / tokW
+	v[Miss] = math.Log1p(totalW - found)
+	v[QLen] = math.Log1p(totalW)
+	v[PLen] = math.Log1p(float64(ntok))
+	v[CJK] = cjkW / totalW
+	if faq && revW > 0 {
+		v[Rev] = revFound / revW
+		v[Both] = min(v[Cov], v[Rev])
+	}
+	return v
+}
+
+func close(a, b Vector) bool {
+	for i := range a {
+		if math.Abs(a[i]-b[i]) > 1e-9 {
+			return false
+		}
+	}
+	return true
+}
+
+func TestExtractMatchesReference(t *testing.T) {
+	cases := []struct {
+		q      string
+		faq    bool
+		fields []string
+	}{
+		{"How many days of annual leave do I get?", false, []string{"Leave policy", "Statutory annual leave is 5 days a year."}},
+		{"年假有多少天？", false, []string{"假期管理办法", "年假天数按员工累计工作年限计算：每年 5 天。"}},
+		{"年假有多少天？", true, []string{"年假有几天？"}},
+		{"VPN 报错 E409 是什么意思", true, []string{"VPN 报错 E409 是什么意思？"}},
+		{"Ｐ－２０４ 电池", false, []string{"P-204 portable battery, 便携电池 20000mAh"}},
+		{"报销 报销 审批", false, []string{"报销审批", "审批报销"}},
+		{"a 的 b", false, []string{"的"}},
+		{"", false, []string{"anything"}},
+		{"???", false, []string{"anything"}},
+		{"Café ÉCOLE naïve", false, []string{"cafe école NAÏVE"}},
+		{"一", true, []string{"一 一二"}},
+		{"报销流程是什么？", true, []string{"报销是什么流程，多少天"}},
+		{"多少", true, []string{"多少多少 多 少"}},
+	}
+	var s Scratch
+	for _, c := range cases {
+		got := Prepare(c.q).Extract(&s, c.faq, c.fields...)
+		want := reference(c.q, c.faq, c.fields...)
+		if !close(got, want) {
+			t.Errorf("%q / %q:\n got  %v\n want %v", c.q, c.fields, got, want)
+		}
+	}
+}
+
+func TestFeatureValues(t *testing.T) {
+	var s Scratch
+	v := Prepare("annual leave").Extract(&s, false, "", "Statutory annual leave is 5 days.")
+	if v[Cov] != 1 || v[Run] != 1 {
+		t.Errorf("full verbatim match: cov %v run %v, want 1 1", v[Cov], v[Run])
+	}
+	v = Prepare("stock options").Extract(&s, false, "", "Statutory annual leave is 5 days.")
+	if v[Cov] != 0 || v[Run] != 0 {
+		t.Errorf("no match: cov %v run %v, want 0 0", v[Cov], v[Run])
+	}
+	// The bigram 年假 is in the passage, 假有, 有多 and 多少 are not: 年 and
+	// 假 are found, 有 (a stop character), 多 and 少 (a question word) are
+	// not.
+	v = Prepare("年假有多少").Extract(&s, false, "", "年假每年 5 天")
+	want := 2.0 / (2 + 3*WeightStop)
+	if math.Abs(v[Cov]-want) > 1e-12 {
+		t.Errorf("cov %v, want %v", v[Cov], want)
+	}
+	if v[CJK] != 1 {
+		t.Errorf("cjk %v, want 1", v[CJK])
+	}
+}
+
+// FuzzExtract checks that Extract never panics, stays in range and agrees
+// with the reference implementation on any input.
+func FuzzExtract(f *testing.F) {
+	f.Add("年假有多少天？", "年假天数按员工累计工作年限计算", false)
+	f.Add("How many days of annual leave?", "annual leave is 5 days", true)
+	f.Add("Ｗｉ－Ｆｉ密码", "wi-fi 密码是 5000", false)
+	f.Add("\xff\xfe", "\xe4\xb8", true)
+	f.Add(strings.Repeat("报销", 200), strings.Repeat("报销审批", 100), true)
+	f.Fuzz(func(t *testing.T, query, text string, faq bool) {
+		var s Scratch
+		got := Prepare(query).Extract(&s, faq, text)
+		for i, x := range got {
+			if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+				t.Fatalf("feature %s = %v", Names[i], x)
+			}
+		}
+		for _, i := range []int{Cov, Run, CJK, Rev, Both} {
+			if got[i] > 1+1e-12 {
+				t.Fatalf("feature %s = %v > 1", Names[i], got[i])
+			}
+		}
+		if len(query) < 400 && len(text) < 400 { // the reference is quadratic
+			if want := reference(query, faq, text); !close(got, want) {
+				t.Fatalf("Extract %v\nreference %v", got, want)
+			}
+		}
+	})
+}
