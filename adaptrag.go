@@ -46,6 +46,7 @@ import (
 	"github.com/adaptrag/adaptrag/nodes"
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/retrieval"
+	"github.com/adaptrag/adaptrag/retrieval/relevance"
 	"github.com/adaptrag/adaptrag/retrieval/rerank"
 	"github.com/adaptrag/adaptrag/router"
 	"github.com/adaptrag/adaptrag/state"
@@ -109,7 +110,8 @@ type Deps struct {
 	// reranker (Options.Plan.DisableRerank switches reranking off).
 	Reranker retrieval.Reranker
 	// Calibrator gives passages a comparable relevance (0..1) for the
-	// plan's min_context_score; nil: no floor is applied.
+	// plan's min_context_score; nil: the offline calibrator
+	// (retrieval/relevance).
 	Calibrator retrieval.Calibrator
 	// Generator writes answers from the passages; nil: offline extractive
 	// answers with citations.
@@ -212,6 +214,9 @@ func New(d Deps, o Options) (*Pipeline, error) {
 	}
 	if d.Reranker == nil {
 		d.Reranker = rerank.NewLexical(rerank.LexicalConfig{})
+	}
+	if d.Calibrator == nil {
+		d.Calibrator = relevance.New(relevance.Config{})
 	}
 	planner := plan.New(o.Plan)
 	if o.Rules != nil {

@@ -39,7 +39,8 @@ const perTokenDelay = 150 * time.Microsecond
 // classCost is one row of the cost table.
 type classCost struct {
 	Questions int      `json:"questions"`
-	Chunks    float64  `json:"chunks"`
+	Retrieved float64  `json:"retrieved"` // document candidates retrieved (mean), before rerank and the relevance floor
+	Chunks    float64  `json:"chunks"`    // passages kept as evidence (mean)
 	LatencyMs float64  `json:"latency_ms"`     // mean over the class's questions, like the tokens
 	P50Ms     float64  `json:"latency_p50_ms"` // median over the class's questions
 	TokensIn  float64  `json:"tokens_in"`      // mean per question
@@ -130,6 +131,7 @@ func measureCost(ctx context.Context, mode string) (costReport, error) {
 			lat[route] = append(lat[route], float64(time.Since(start).Microseconds())/1000)
 			c.Questions++
 			c.Chunks += float64(len(res.State.Docs))
+			c.Retrieved += float64(len(res.State.Candidates))
 			c.TokensIn += float64(in)
 			c.TokensOut += float64(out)
 			c.Asked = append(c.Asked, q)
@@ -138,7 +140,7 @@ func measureCost(ctx context.Context, mode string) (costReport, error) {
 	rep := costReport{Mode: mode, Classes: map[router.QueryType]classCost{}}
 	for route, c := range sums {
 		n := float64(c.Questions)
-		c.Chunks, c.TokensIn, c.TokensOut = c.Chunks/n, c.TokensIn/n, c.TokensOut/n
+		c.Retrieved, c.Chunks, c.TokensIn, c.TokensOut = c.Retrieved/n, c.Chunks/n, c.TokensIn/n, c.TokensOut/n
 		c.P50Ms = median(lat[route])
 		for _, l := range lat[route] {
 			c.LatencyMs += l / n
@@ -172,11 +174,11 @@ func loopbackModel() (*llmtest.Server, error) {
 
 func printCost(e *env, r costReport) {
 	fmt.Fprintf(e.stdout, "mode: %s\n", r.Mode)
-	fmt.Fprintln(e.stdout, "| class | questions | chunks | latency mean | latency p50 | tokens in | tokens out |")
-	fmt.Fprintln(e.stdout, "|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(e.stdout, "| class | questions | retrieved | kept | latency mean | latency p50 | tokens in | tokens out |")
+	fmt.Fprintln(e.stdout, "|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, class := range []router.QueryType{router.Chitchat, router.Factual, router.Analytical} {
 		c := r.Classes[class]
-		fmt.Fprintf(e.stdout, "| %s | %d | %.1f | %.2f ms | %.2f ms | %.0f | %.0f |\n", class, c.Questions, c.Chunks, c.LatencyMs, c.P50Ms, c.TokensIn, c.TokensOut)
+		fmt.Fprintf(e.stdout, "| %s | %d | %.1f | %.1f | %.2f ms | %.2f ms | %.0f | %.0f |\n", class, c.Questions, c.Retrieved, c.Chunks, c.LatencyMs, c.P50Ms, c.TokensIn, c.TokensOut)
 	}
 	an := r.Classes[router.Analytical]
 	for _, class := range []router.QueryType{router.Chitchat, router.Factual} {

@@ -131,8 +131,8 @@ func TestAskJSON(t *testing.T) {
 			if route.QueryType != tt.route || route.Confidence == nil || route.Reason == nil || route.Fallback == nil {
 				t.Errorf("route %s", got["route"])
 			}
-			if tt.chunks >= 0 && len(docs) != tt.chunks {
-				t.Errorf("%d docs, want %d", len(docs), tt.chunks)
+			if tt.chunks == 0 && len(docs) != 0 || tt.chunks > 0 && (len(docs) == 0 || len(docs) > tt.chunks) {
+				t.Errorf("%d docs, want %d at most (and some)", len(docs), tt.chunks)
 			}
 			for _, d := range docs {
 				if d.ID == "" || d.Text == "" || d.Source == "" {
@@ -151,7 +151,7 @@ func TestAskHuman(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, s := range []string{"route:  analytical", "path:   __start__ -> decide -> classify -> plan -> faq -> hybrid -> rerank -> evidence -> generate -> __end__", "evidence (8 passages)", "usage:", "rerank"} {
+	for _, s := range []string{"route:  analytical", "path:   __start__ -> decide -> classify -> plan -> faq -> hybrid -> rerank -> evidence -> generate -> __end__", "50 candidates -> 8 passages", "evidence (", "relevance", "usage:", "rerank"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}
@@ -245,15 +245,21 @@ func TestBenchCost(t *testing.T) {
 			t.Fatalf("mode %q, want %q", rep.Mode, mode)
 		}
 		an, ch, fa := rep.Classes["analytical"], rep.Classes["chitchat"], rep.Classes["factual"]
-		if ch.Chunks != 0 || fa.Chunks != 3 || an.Chunks != 8 {
-			t.Errorf("%s: chunks %v/%v/%v, want 0/3/8", mode, ch.Chunks, fa.Chunks, an.Chunks)
+		if ch.Retrieved != 0 || ch.Chunks != 0 || fa.Retrieved != 3 || an.Retrieved < 8 {
+			t.Errorf("%s: retrieved %v/%v/%v, want 0/3/at least 8", mode, ch.Retrieved, fa.Retrieved, an.Retrieved)
+		}
+		if fa.Chunks == 0 || fa.Chunks > 3 || an.Chunks == 0 || an.Chunks > 8 {
+			t.Errorf("%s: kept %v/%v passages, want 1..3 / 1..8", mode, fa.Chunks, an.Chunks)
 		}
 		if mode == "llm" {
-			if ch.LatencyMs > 0.25*an.LatencyMs || fa.LatencyMs > 0.5*an.LatencyMs {
+			// Small talk costs a fraction of an analytical question; a factual
+			// one less than an analytical one (how much less depends on how
+			// many passages the relevance floor keeps for each).
+			if ch.LatencyMs > 0.25*an.LatencyMs || fa.LatencyMs >= an.LatencyMs {
 				t.Errorf("latency chitchat %.1f factual %.1f analytical %.1f ms: over budget", ch.LatencyMs, fa.LatencyMs, an.LatencyMs)
 			}
 			tok := func(c classCost) float64 { return c.TokensIn + c.TokensOut }
-			if tok(ch) > 0.25*tok(an) || tok(fa) > 0.5*tok(an) || tok(an) == 0 {
+			if tok(ch) > 0.25*tok(an) || tok(fa) >= tok(an) || tok(an) == 0 {
 				t.Errorf("tokens chitchat %.0f factual %.0f analytical %.0f: over budget", tok(ch), tok(fa), tok(an))
 			}
 		}
