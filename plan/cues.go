@@ -3,31 +3,6 @@ package plan
 // Built-in cue lists. They are compiled once per Planner and never mutated.
 // Keyword syntax: see lexicon.go. Chinese and English sit side by side.
 
-// greetingPhrases are the only words a pure greeting or pleasantry may
-// contain; a question with any other content is not a greeting.
-var greetingPhrases = []string{
-	"你好", "您好", "你们好", "大家好", "嗨", "哈喽", "哈啰", "哈罗", "嘿", "喂",
-	"早上好", "上午好", "中午好", "下午好", "晚上好", "早安", "午安", "晚安", "早",
-	"在吗", "在不在", "有人吗", "有人在吗",
-	"谢谢", "谢啦", "多谢", "感谢", "非常感谢", "太感谢了", "辛苦了", "麻烦了",
-	"再见", "拜拜", "回见", "好的", "好滴", "好", "嗯", "嗯嗯", "哦", "噢", "收到", "明白了", "明白", "知道了", "了解了",
-	"没事了", "没问题", "不客气", "很高兴认识你", "认识你很高兴", "你好吗", "最近好吗",
-	"你是谁", "你叫什么", "你叫什么名字", "你是机器人吗", "你是真人吗",
-	"你能做什么", "你可以做什么", "你会做什么", "你能干什么", "你会什么", "你能帮我做什么", "你可以帮我做什么", "你有什么功能",
-	"太谢谢了", "十分感谢", "了解", "晓得了",
-	"啊", "呀", "哈", "哈哈", "呢", "吧", "嘛", "啦", "哇", "哟", "你", "您", "小助手", "助手", "机器人", "亲", "请问",
-	"我的", "朋友", "好朋友", "小伙伴", "伙伴",
-	"hi", "hello", "hey", "hiya", "howdy", "yo", "greetings", "good morning", "good afternoon", "good evening",
-	"good night", "good day", "morning", "evening", "thanks", "thank you", "thank", "thx", "ty", "cheers",
-	"bye", "goodbye", "bye bye", "see you", "see ya", "later", "take care", "ok", "okay", "cool", "great", "nice",
-	"awesome", "got it", "no problem", "appreciate it", "how are you", "how are you doing", "how's it going",
-	"what's up", "sup", "who are you", "what are you", "what can you do", "what do you do", "are you there",
-	"anyone there", "is anyone there", "are you a bot", "are you a robot", "are you human", "are you real",
-	"are you a real person", "are you a real human", "nice to meet you",
-	"pleased to meet you", "you too", "there", "so", "much", "very", "a lot", "again", "all", "everyone", "guys",
-	"folks", "and you", "bot", "assistant", "my", "friend", "pal", "buddy", "mate", "amigo",
-}
-
 // humanServiceCues ask for a person instead of the assistant.
 var humanServiceCues = []string{
 	"转人工", "人工客服", "人工服务", "人工坐席", "找人工", "要人工", "接人工", "真人客服", "客服人员", "联系客服", "找客服",

@@ -14,7 +14,8 @@
 // clear cases only); a request for a human; a pure greeting or pleasantry;
 // the source boundary. The first four are direct answers: the Decision names
 // the reason and the question's language (CJK: Chinese, Latin: English), and
-// the caller words the reply. A greeting must consist of pleasantries only:
+// the caller words the reply. A greeting is what router.DetectSmallTalk
+// reports as only small talk (the one small-talk lexicon of the product):
 // "你好，顺便问下电子发票多久能开好" carries a real question and goes to
 // retrieval. The source boundary fires when the caller selected a source
 // whose keywords do not occur and another source's keywords do; the

@@ -1,9 +1,7 @@
 package plan
 
 import (
-	"sort"
 	"strings"
-	"unicode/utf8"
 )
 
 // Keyword syntax, shared by every keyword list in this package (Source
@@ -123,100 +121,6 @@ func (m matcher) leading(t *text) string {
 	return ""
 }
 
-// consumer decides whether a whole question is made only of phrases from a
-// closed list (used for pure greetings). CJK runs are consumed by the longest
-// matching phrase at each position; Latin words by the longest word sequence.
-type consumer struct {
-	cjk   []string   // compacted, longest first
-	words [][]string // longest first
-}
-
-func newConsumer(phrases ...string) consumer {
-	var c consumer
-	for _, p := range phrases {
-		n := normalize(strings.TrimSpace(p))
-		if strings.ContainsFunc(n, isCJK) {
-			if s := compact(n); s != "" {
-				c.cjk = append(c.cjk, s)
-			}
-			continue
-		}
-		var ws []string
-		for _, tk := range tokenize(n) {
-			ws = append(ws, tk.s)
-		}
-		if len(ws) > 0 {
-			c.words = append(c.words, ws)
-		}
-	}
-	sort.SliceStable(c.cjk, func(i, j int) bool {
-		return utf8.RuneCountInString(c.cjk[i]) > utf8.RuneCountInString(c.cjk[j])
-	})
-	sort.SliceStable(c.words, func(i, j int) bool { return len(c.words[i]) > len(c.words[j]) })
-	return c
-}
-
-// covers reports whether every token of t is consumed. A question with no
-// tokens, or with any number, is not covered.
-func (c *consumer) covers(t *text) bool {
-	if len(t.tokens) == 0 {
-		return false
-	}
-	for i := 0; i < len(t.tokens); {
-		tk := t.tokens[i]
-		switch tk.kind {
-		case tokCJK:
-			if !c.coversCJK(tk.s) {
-				return false
-			}
-			i++
-		case tokNumber:
-			return false
-		case tokWord:
-			j := i
-			for j < len(t.tokens) && t.tokens[j].kind == tokWord {
-				j++
-			}
-			ws := make([]string, 0, j-i)
-			for _, w := range t.tokens[i:j] {
-				ws = append(ws, w.s)
-			}
-			if !c.coversWords(ws) {
-				return false
-			}
-			i = j
-		}
-	}
-	return true
-}
-
-func (c *consumer) coversCJK(s string) bool {
-next:
-	for s != "" {
-		for _, p := range c.cjk {
-			if strings.HasPrefix(s, p) {
-				s = s[len(p):]
-				continue next
-			}
-		}
-		return false
-	}
-	return true
-}
-
-func (c *consumer) coversWords(ws []string) bool {
-next:
-	for len(ws) > 0 {
-		for _, p := range c.words {
-			if len(p) <= len(ws) && equalWords(p, ws[:len(p)]) {
-				ws = ws[len(p):]
-				continue next
-			}
-		}
-		return false
-	}
-	return true
-}
 
 func equalWords(a, b []string) bool {
 	for i := range a {

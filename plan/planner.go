@@ -87,7 +87,6 @@ type Planner struct {
 	s          Settings
 	rules      []Rule
 	sources    []compiledSource
-	greeting   consumer
 	human      matcher
 	safety     matcher
 	openers    matcher
@@ -115,7 +114,6 @@ func newPlanner(s Settings, rules []Rule) *Planner {
 	p := &Planner{
 		s:          s,
 		rules:      orderRules(rules),
-		greeting:   newConsumer(greetingPhrases...),
 		human:      compileKeywords(humanServiceCues...),
 		safety:     compileKeywords(safetyCues...),
 		openers:    compileKeywords(followUpOpeners...),
@@ -173,7 +171,7 @@ func (p *Planner) analyze(q Query) *analysis {
 	t := &a.t
 	a.safetyCue = p.safety.first(t)
 	a.humanCue = p.human.first(t)
-	a.greeting = p.greeting.covers(t)
+	a.greeting = router.DetectSmallTalk(q.Text).Only
 	a.short = t.units <= p.s.ShortQueryMaxUnits
 	a.followCue = p.followUpCue(t, q.History, a.short)
 	a.knowledge = dropNested(p.knowledge.all(t))
