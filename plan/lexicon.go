@@ -121,7 +121,6 @@ func (m matcher) leading(t *text) string {
 	return ""
 }
 
-
 func equalWords(a, b []string) bool {
 	for i := range a {
 		if a[i] != b[i] {
