@@ -345,6 +345,7 @@ func (g *Graph[S]) AddFanOut(from string, branches []string, join string, merge 
 	return g
 }
 
+// String names the graph and counts its nodes, for logs and debugging.
 func (g *Graph[S]) String() string {
 	return fmt.Sprintf("graph.Graph[%s](%d nodes)", g.name, len(g.nodes))
 }

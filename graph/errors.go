@@ -18,7 +18,7 @@ var (
 	ErrNoPathToEnd   = errors.New("graph: node has no path to End")
 	ErrAmbiguousEdge = errors.New("graph: node has more than one kind or copy of outgoing edge")
 	ErrFanOut        = errors.New("graph: invalid fan-out")
-	ErrConfig        = errors.New("graph: invalid Config")
+	ErrConfig        = errors.New("graph: invalid Config") // a Config field of the wrong type
 )
 
 // Run errors.
@@ -38,6 +38,7 @@ type BuildError struct {
 	Err  error  // one of the Err* build sentinels
 }
 
+// Error states the problem, then the edge or node it concerns.
 func (e *BuildError) Error() string {
 	switch {
 	case e.Edge != "":
@@ -48,22 +49,30 @@ func (e *BuildError) Error() string {
 	return fmt.Sprintf("%v: %q", e.Err, e.Node)
 }
 
+// Unwrap returns Err, so that errors.Is matches the build sentinels.
 func (e *BuildError) Unwrap() error { return e.Err }
 
-// NodeError is the error of a run that failed in a node. It names the node
-// and the step; Err is the node's error (or a *PanicError).
+// NodeError is the error of a run that failed in a node. It names the graph,
+// the node and the step; Err is the node's error (or a *PanicError).
+//
+// A node's error is always wrapped for the graph it ran in, even when it
+// already holds a *NodeError: a graph run as a node of another (see
+// Subgraph) fails with the outer graph's NodeError wrapping the inner one.
+// errors.As finds the outermost; the message names both, outer first.
 type NodeError struct {
 	Graph   string
-	Node    string
-	Step    int
-	Attempt int // attempts made, 1 without retries
+	Node    string // the node; for a merge, the fan-out's source; Start or End outside nodes
+	Step    int    // 1-based step of the node; 0 for a merge, Start or End
+	Attempt int    // attempts made, 1 without retries
 	Err     error
 }
 
+// Error names the graph, node, step and attempt, then the node's error.
 func (e *NodeError) Error() string {
 	return fmt.Sprintf("graph %s: node %q (step %d, attempt %d): %v", e.Graph, e.Node, e.Step, e.Attempt, e.Err)
 }
 
+// Unwrap returns the node's error.
 func (e *NodeError) Unwrap() error { return e.Err }
 
 // PanicError carries a recovered panic and the stack where it happened.
@@ -72,6 +81,7 @@ type PanicError struct {
 	Stack []byte
 }
 
+// Error reports the panic value.
 func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 
 // Is makes a *PanicError match ErrPanic.
@@ -92,6 +102,7 @@ type StepLimitError struct {
 	Trail []string // the last steps taken, oldest first
 }
 
+// Error names the limit and the loop, and says how to fix it.
 func (e *StepLimitError) Error() string {
 	loop := "no cycle detected in the last steps"
 	if len(e.Loop) > 0 {
@@ -109,6 +120,7 @@ type RouteError struct {
 	Label string
 }
 
+// Error names the node and the undeclared label.
 func (e *RouteError) Error() string {
 	return fmt.Sprintf("graph: node %q routed to undeclared label %q", e.Node, e.Label)
 }

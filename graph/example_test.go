@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/adaptrag/adaptrag/graph"
@@ -17,6 +18,15 @@ type State struct {
 }
 
 func buildExample() *graph.Runnable[State] {
+	app, err := exampleGraph().Compile(graph.Config{})
+	if err != nil {
+		panic(err)
+	}
+	return app
+}
+
+// exampleGraph is classify -> (retrieve ->) answer, before compiling.
+func exampleGraph() *graph.Graph[State] {
 	g := graph.New[State]("qa")
 	g.AddNode("classify", func(_ context.Context, s State) (State, error) {
 		s.Kind = "factual"
@@ -43,11 +53,7 @@ func buildExample() *graph.Runnable[State] {
 	})
 	g.AddEdge("retrieve", "answer")
 	g.AddEdge("answer", graph.End)
-	app, err := g.Compile(graph.Config{})
-	if err != nil {
-		panic(err)
-	}
-	return app
+	return g
 }
 
 // Build a graph with a conditional edge and run it.
@@ -133,4 +139,132 @@ func ExampleGraph_Compile() {
 	_, err := g.Compile(graph.Config{})
 	fmt.Println(err)
 	// Output: graph: edge refers to an unknown node: edge a -> nowhere
+}
+
+// Insert a guard in front of retrieval that ends the run early for the
+// questions it refuses.
+func ExampleGraph_InsertBefore() {
+	g := exampleGraph()
+	// Every edge into retrieve now goes to guard, and guard -> retrieve.
+	g.InsertBefore("retrieve", "guard", func(_ context.Context, s State) (State, error) {
+		if strings.Contains(s.Question, "password") {
+			s.Answer = "I cannot help with passwords."
+		}
+		return s, nil
+	})
+	// Rewire guard: a conditional edge that may end the run.
+	g.RemoveEdges("guard")
+	g.AddConditionalEdges("guard", func(s State) string {
+		if s.Answer != "" {
+			return "refused"
+		}
+		return "ok"
+	}, map[string]string{"ok": "retrieve", "refused": graph.End})
+	app, err := g.Compile(graph.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, q := range []string{"what is the admin password?", "how long do I have to return an item?"} {
+		out, err := app.Invoke(context.Background(), State{Question: q})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%s -> %s\n", q, out.Answer)
+	}
+	fmt.Print(app.Diagram().Text(nil))
+	// Output:
+	// what is the admin password? -> I cannot help with passwords.
+	// how long do I have to return an item? -> returns: 7 days after delivery
+	// graph qa
+	//   __start__
+	//     ----> classify
+	//   classify
+	//     --[chitchat]--> answer
+	//     --[factual]--> guard
+	//   retrieve
+	//     ----> answer
+	//   answer
+	//     ----> __end__
+	//   guard
+	//     --[ok]--> retrieve
+	//     --[refused]--> __end__
+}
+
+// Replace a node's function, keeping its edges.
+func ExampleGraph_ReplaceNode() {
+	g := exampleGraph()
+	g.ReplaceNode("retrieve", func(_ context.Context, s State) (State, error) {
+		s.Docs = []string{"returns: 30 days for members"}
+		return s, nil
+	})
+	app, err := g.Compile(graph.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, err := app.Invoke(context.Background(), State{Question: "how long do I have to return an item?"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(out.Answer)
+	fmt.Println(g.Nodes())
+	// Output:
+	// returns: 30 days for members
+	// [classify retrieve answer]
+}
+
+// Add a node with its own conditional edge: check keeps the passages that
+// share a word with the question and hands the run to a person when none is
+// left. With Config.Clone set, check may filter s.Docs in place.
+func ExampleGraph_AddNode_conditional() {
+	g := exampleGraph()
+	g.AddNode("check", func(_ context.Context, s State) (State, error) {
+		words := strings.Fields(strings.Trim(s.Question, "?"))
+		s.Docs = slices.DeleteFunc(s.Docs, func(d string) bool {
+			return !slices.ContainsFunc(words, func(w string) bool { return len(w) > 3 && strings.Contains(d, w) })
+		})
+		return s, nil
+	})
+	g.AddNode("handoff", func(_ context.Context, s State) (State, error) {
+		s.Answer = "a colleague will get back to you"
+		return s, nil
+	})
+	g.RemoveEdges("retrieve")
+	g.AddEdge("retrieve", "check")
+	g.AddConditionalEdges("check", func(s State) string {
+		if len(s.Docs) == 0 {
+			return "none"
+		}
+		return "found"
+	}, map[string]string{"found": "answer", "none": "handoff"})
+	g.AddEdge("handoff", graph.End)
+	app, err := g.Compile(graph.Config{Clone: func(s State) State {
+		s.Docs = slices.Clone(s.Docs)
+		return s
+	}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, q := range []string{"how long do I have to return an item?", "what is the VPN address?"} {
+		var path graph.Path
+		var answer string
+		for ev, err := range app.Stream(context.Background(), State{Question: q}) {
+			if err != nil {
+				fmt.Println(err)
+				return
+			}
+			path.Add(ev.Edge())
+			if ev.Kind == graph.RunEnd {
+				answer = ev.State.Answer
+			}
+		}
+		fmt.Printf("%s -> %s (%s)\n", q, answer, strings.Join(path.Nodes, " -> "))
+	}
+	// Output:
+	// how long do I have to return an item? -> returns: 7 days after delivery (classify -> retrieve -> check -> answer)
+	// what is the VPN address? -> a colleague will get back to you (classify -> retrieve -> check -> handoff)
 }

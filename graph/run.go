@@ -80,6 +80,7 @@ type emitFunc[S any] func(*Event[S]) bool
 // Invoke runs the graph on s and returns the final state. On failure it
 // returns the state as it was before the failing step, and an error: a
 // *NodeError naming the node, a *StepLimitError, or the context's error.
+// With Config.Clone set, s itself is never modified.
 func (r *Runnable[S]) Invoke(ctx context.Context, s S) (S, error) {
 	return r.exec(ctx, s, nil)
 }

@@ -121,7 +121,11 @@ func TestFanOutRunsInParallelAndMerges(t *testing.T) {
 					break
 				}
 			}
-			time.Sleep(20 * time.Millisecond)
+			// Wait for the sibling to be running too: parallel branches meet
+			// here at once, serialised ones never do (and fail below).
+			for deadline := time.Now().Add(2 * time.Second); peak.Load() < 2 && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
 			running.Add(-1)
 			s.N += add
 			s.Log = append(slices.Clip(s.Log), name)

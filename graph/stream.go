@@ -16,6 +16,7 @@ const (
 	RunEnd                         // the run reached End; State is the final state
 )
 
+// String returns the kind's snake_case name, as used in logs.
 func (k EventKind) String() string {
 	switch k {
 	case NodeStart:
@@ -43,7 +44,11 @@ type Event[S any] struct {
 	Duration time.Duration // NodeEnd: time spent in the node, retries included
 	Attempts int           // NodeEnd: attempts made
 	Err      error         // NodeEnd: the node's error, if it failed
-	State    S             // NodeStart: input; NodeEnd: output (input on error); RunEnd: final
+	// State is, on NodeStart, the node's input; on NodeEnd, its output (its
+	// input on error); on RunEnd, the final state. With Config.Clone set it
+	// is a copy the loop body may modify; without, it shares slices and maps
+	// with the run and must be treated as read-only.
+	State S
 }
 
 // Edge returns the edge the run traversed to produce this event, for
