@@ -76,11 +76,12 @@ type outSpec[S any] struct {
 	route  RouteFunc[S]
 	labels []string          // declared labels, in order
 	target map[string]string // label -> node
-	// fan-out
+	// fan-out (and map: one branch, run once per item split returns)
 	branches []string
 	join     string
 	merge    MergeFunc[S]
-	fanouts  int // number of AddFanOut calls, to reject duplicates
+	split    func(S) []S
+	fanouts  int // number of AddFanOut and AddMap calls, to reject duplicates
 	conds    int // number of AddConditionalEdges calls
 }
 
@@ -342,6 +343,28 @@ func (g *Graph[S]) AddFanOut(from string, branches []string, join string, merge 
 	o.branches = append([]string(nil), branches...)
 	o.join = join
 	o.merge = merge
+	return g
+}
+
+// AddMap runs worker once per item that split returns, in parallel, each on
+// the state split made for it, and combines their states with merge before
+// join runs: a fan-out whose width the run decides (one branch per
+// sub-question, say). split receives the state after from; merge receives
+// that state and the branches' final states in split's order. worker must
+// lead to join. An empty split runs no branch: merge gets no states and the
+// run goes on at join. In a path the worker appears once per item; in a
+// diagram its edge is a fan-out labelled "map". A panic in split fails the
+// run with a *NodeError naming from.
+func (g *Graph[S]) AddMap(from, worker, join string, split func(S) []S, merge MergeFunc[S]) *Graph[S] {
+	o := g.outOf(from)
+	o.fanouts++
+	if split == nil {
+		g.errs = append(g.errs, &BuildError{Node: from, Err: fmt.Errorf("%w: AddMap needs a split function", ErrNilFunc)})
+	}
+	o.branches = []string{worker}
+	o.join = join
+	o.merge = merge
+	o.split = split
 	return g
 }
 

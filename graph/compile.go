@@ -73,6 +73,7 @@ type next[S any] struct {
 	branches []int
 	join     int
 	merge    MergeFunc[S]
+	split    func(S) []S // a map: branches[0] runs once per item
 }
 
 type node[S any] struct {
@@ -286,7 +287,7 @@ func (g *Graph[S]) build(cfg Config, clone func(S) S) *Runnable[S] {
 			for i, b := range o.branches {
 				br[i] = idx(b)
 			}
-			return next[S]{kind: toFanOut, branches: br, join: idx(o.join), merge: o.merge}
+			return next[S]{kind: toFanOut, branches: br, join: idx(o.join), merge: o.merge, split: o.split}
 		default:
 			return next[S]{kind: toNode, to: idx(o.static[0])}
 		}

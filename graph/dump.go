@@ -70,7 +70,11 @@ func (g *Graph[S]) diagram() *Diagram {
 			d.Edges = append(d.Edges, DiagramEdge{From: from, To: o.target[l], Kind: EdgeConditional, Label: l})
 		}
 		for _, b := range o.branches {
-			d.Edges = append(d.Edges, DiagramEdge{From: from, To: b, Kind: EdgeFanOut})
+			e := DiagramEdge{From: from, To: b, Kind: EdgeFanOut}
+			if o.split != nil {
+				e.Label = "map"
+			}
+			d.Edges = append(d.Edges, e)
 		}
 	}
 	// Joins: the edges into a join come from the branches' own edges; mark
@@ -276,7 +280,11 @@ func (d *Diagram) Text(p *Path) string {
 			case EdgeConditional:
 				fmt.Fprintf(&b, "    --[%s]--> %s\n", e.Label, e.To)
 			case EdgeFanOut:
-				fmt.Fprintf(&b, "    ==parallel==> %s\n", e.To)
+				if e.Label == "map" {
+					fmt.Fprintf(&b, "    ==parallel, once per item==> %s\n", e.To)
+				} else {
+					fmt.Fprintf(&b, "    ==parallel==> %s\n", e.To)
+				}
 			case EdgeJoin:
 				fmt.Fprintf(&b, "    ..merge..> %s (joins the parallel branches)\n", e.To)
 			case EdgeFallback:

@@ -364,11 +364,22 @@ func call[S any](ctx context.Context, n *node[S], s S, clone func(S) S) (out S, 
 // goroutine (through each level of nested fan-outs) and a branch waits
 // while its event is being handled.
 func (rn *run[S]) fanOut(ctx context.Context, emit emitFunc[S], nx *next[S], from string, s S) (S, error) {
+	starts, states := nx.branches, []S(nil)
+	if nx.split != nil {
+		var err error
+		if states, err = rn.split(nx, from, s); err != nil {
+			return s, err
+		}
+		starts = make([]int, len(states))
+		for i := range starts {
+			starts[i] = nx.branches[0]
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
-	outs := make([]S, len(nx.branches))
-	errs := make([]error, len(nx.branches))
-	done := make(chan struct{}, len(nx.branches))
-	pending := len(nx.branches)
+	outs := make([]S, len(starts))
+	errs := make([]error, len(starts))
+	done := make(chan struct{}, len(starts))
+	pending := len(starts)
 	var events chan forward[S] // nil (never ready) without a consumer
 	var abort chan struct{}    // closed when this goroutine stops forwarding
 	if emit != nil {
@@ -385,7 +396,11 @@ func (rn *run[S]) fanOut(ctx context.Context, emit emitFunc[S], nx *next[S], fro
 			<-done
 		}
 	}()
-	for i, b := range nx.branches {
+	for i, b := range starts {
+		bs := s
+		if states != nil {
+			bs = states[i]
+		}
 		var bemit emitFunc[S]
 		if emit != nil {
 			bemit = forwarder(events, abort)
@@ -398,7 +413,7 @@ func (rn *run[S]) fanOut(ctx context.Context, emit emitFunc[S], nx *next[S], fro
 					cancel()
 				}
 			}()
-			out, _, _, err := rn.walk(ctx, bemit, b, "", from, nil, s, nx.join)
+			out, _, _, err := rn.walk(ctx, bemit, b, "", from, nil, bs, nx.join)
 			outs[i], errs[i] = out, err
 			if err != nil {
 				cancel()
@@ -459,6 +474,17 @@ func forwarder[S any](events chan<- forward[S], abort <-chan struct{}) emitFunc[
 			return false
 		}
 	}
+}
+
+// split calls a map's split function, turning a panic into an error that
+// names the node the map leaves from.
+func (rn *run[S]) split(nx *next[S], from string, s S) (out []S, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &NodeError{Graph: rn.r.name, Node: from, Err: fmt.Errorf("split: %w", &PanicError{Value: p, Stack: debug.Stack()})}
+		}
+	}()
+	return nx.split(s), nil
 }
 
 func (rn *run[S]) merge(nx *next[S], from string, s S, outs []S) (out S, err error) {
