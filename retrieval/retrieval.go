@@ -29,6 +29,9 @@ var (
 	ErrNotFound = errors.New("retrieval: not found")
 	// ErrCorrupt reports on-disk data that failed its integrity check.
 	ErrCorrupt = errors.New("retrieval: corrupt data")
+	// ErrNotPermitted reports a record the caller's actor may not read.
+	// A look-up that returns it must not be retried with other wordings.
+	ErrNotPermitted = errors.New("retrieval: not permitted")
 )
 
 // Well-known metadata keys, usable in a Condition.
@@ -278,4 +281,51 @@ func DenseWeightOf(e Embedder) float64 {
 		return fw.FusionWeight()
 	}
 	return 1
+}
+
+// Record is one row of structured data (an order, a product), with its
+// provenance.
+type Record struct {
+	Kind    string            // the table: "order", "product", ...
+	ID      string            // its key in the table
+	Fields  map[string]string // column -> value
+	Origin  string            // the file or table it came from
+	Locator string            // where in it, e.g. "row 3"
+}
+
+// Kind describes a table a Lookup serves: its name and the words a
+// question uses for it ("订单", "order").
+type Kind struct {
+	Name    string
+	Aliases []string
+}
+
+// Lookup reads structured records for the caller: the facts a question
+// depends on (the product of an order, say) are read exactly, not searched
+// for. It applies the caller's authority itself: a record of another tenant
+// is ErrNotFound, one the actor may not read ErrNotPermitted. Implementations
+// are safe for concurrent use.
+type Lookup interface {
+	// Kinds lists the tables.
+	Kinds() []Kind
+	// Get returns the record of kind with id.
+	Get(ctx context.Context, scope Scope, actor, kind, id string) (Record, error)
+}
+
+// Aggregate is the result of a deterministic query over every record a
+// question selects.
+type Aggregate struct {
+	Query   string   // the query as run, rendered ("sum(refund) over order where product = P-204 and date in 2026-11")
+	Op      string   // "sum" or "count"
+	Value   float64  // the total, or the count
+	Unit    string   // of Value, when known
+	Records []Record // the records counted, for citation
+}
+
+// Aggregator is implemented by lookups that can answer totals and counts
+// ("all P-204 refunds this month") with a query over every matching record
+// they hold, never a sample. It returns an error wrapping
+// errors.ErrUnsupported when it cannot map the question to a query.
+type Aggregator interface {
+	Aggregate(ctx context.Context, scope Scope, actor, question string) (Aggregate, error)
 }

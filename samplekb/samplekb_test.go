@@ -1,6 +1,8 @@
 package samplekb_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/samplekb"
 )
 
@@ -83,4 +86,20 @@ func ExampleFAQ() {
 	// Output:
 	// finance zh
 	// 客户提交开票申请后，电子普通发票在 3 个工作日内开具并发送到预留邮箱
+}
+
+// The sample's tables load, and the worked chain holds: order A100 belongs
+// to u1 and its product is P-204.
+func TestSampleLookup(t *testing.T) {
+	l := samplekb.Lookup()
+	r, err := l.Get(context.Background(), retrieval.Scope{}, "u1", "order", "a100")
+	if err != nil || r.Fields["product"] != "P-204" {
+		t.Fatalf("A100: %+v, %v", r, err)
+	}
+	if _, err := l.Get(context.Background(), retrieval.Scope{}, "u2", "order", "A100"); !errors.Is(err, retrieval.ErrNotPermitted) {
+		t.Errorf("another actor: %v", err)
+	}
+	if p, err := l.Get(context.Background(), retrieval.Scope{}, "", "product", "P-204"); err != nil || p.Fields["special_rules"] == "" {
+		t.Errorf("P-204: %+v, %v", p, err)
+	}
 }
