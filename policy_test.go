@@ -71,7 +71,6 @@ func TestEveryPlanFieldActs(t *testing.T) {
 	type run struct {
 		res        *adaptrag.Result
 		docs, faqs *recorder
-		prompts    []string
 	}
 	do := func(t *testing.T, q string, patch plan.PlanPatch, setup func(d *adaptrag.Deps)) run {
 		t.Helper()

@@ -133,15 +133,3 @@ func (p *Path) hasNode(n string) bool {
 	}
 	return false
 }
-
-func (p *Path) hasEdge(from, to, label string) bool {
-	if p == nil {
-		return false
-	}
-	for _, e := range p.Edges {
-		if e.To == to && (e.From == from || e.From == "") && (e.Label == label || label == "") {
-			return true
-		}
-	}
-	return false
-}

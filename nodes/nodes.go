@@ -246,13 +246,6 @@ func statusOf(err error) state.Status {
 	return state.StatusError
 }
 
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
 // withTimeout bounds ctx by d (d <= 0: no bound).
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if d <= 0 {

@@ -120,12 +120,3 @@ func (m matcher) leading(t *text) string {
 	}
 	return ""
 }
-
-func equalWords(a, b []string) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

@@ -39,8 +39,8 @@ const perTokenDelay = 150 * time.Microsecond
 // classCost is one row of the cost table.
 type classCost struct {
 	Questions int      `json:"questions"`
-	Retrieved float64  `json:"retrieved"` // document candidates retrieved (mean), before rerank and the relevance floor
-	Chunks    float64  `json:"chunks"`    // passages kept as evidence (mean)
+	Retrieved float64  `json:"retrieved"`      // document candidates retrieved (mean), before rerank and the relevance floor
+	Chunks    float64  `json:"chunks"`         // passages kept as evidence (mean)
 	LatencyMs float64  `json:"latency_ms"`     // mean over the class's questions, like the tokens
 	P50Ms     float64  `json:"latency_p50_ms"` // median over the class's questions
 	TokensIn  float64  `json:"tokens_in"`      // mean per question
