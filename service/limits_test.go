@@ -385,3 +385,48 @@ func must(dec *json.Decoder) map[string]any {
 	_ = dec.Decode(&m)
 	return m
 }
+
+// Through Serve, with its read timeout, a client that leaves long after
+// its request was read still cancels its run, and the run is not cut
+// before.
+func TestDisconnectNoticedAfterTheReadTimeout(t *testing.T) {
+	p := sampleParts(t)
+	g := newGated(p.deps.Docs)
+	p.deps.Docs = g
+	s, err := New(Config{Pipeline: p.pipeline(t), Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.readTimeout = 50 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	go s.Serve(ctx, ln, time.Second)
+	cctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		req, _ := http.NewRequestWithContext(cctx, "POST", "http://"+ln.Addr().String()+"/v1/ask", strings.NewReader(`{"question": "`+qFactual+`"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	g.waitEntered(t)
+	time.Sleep(200 * time.Millisecond) // well past the read timeout
+	select {
+	case err := <-g.ended:
+		t.Fatalf("the run ended before its client left: %v", err)
+	default:
+	}
+	cancel()
+	select {
+	case err := <-g.ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the store saw %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the run went on after its client left")
+	}
+}

@@ -116,6 +116,8 @@ type Server struct {
 	log      *slog.Logger
 	mux      *http.ServeMux
 	draining atomic.Bool
+	// readTimeout bounds reading a request, headers and body (30s).
+	readTimeout time.Duration
 }
 
 // New checks cfg and builds the server.
@@ -151,7 +153,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, runs: newRunStore(max(cfg.KeepRuns, 0)), sem: make(chan struct{}, cfg.MaxRuns),
 		diagram: cfg.Pipeline.Diagram(), tracer: tp.Tracer(ScopeName), prop: prop, meters: meters,
-		log: cmp.Or(cfg.Logger, slog.Default()),
+		log: cmp.Or(cfg.Logger, slog.Default()), readTimeout: 30 * time.Second,
 	}
 	if len(cfg.Keys) > 0 {
 		s.keys = newKeyring(cfg.Keys)
@@ -189,7 +191,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	srv := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second, // the body; streams are bounded per request (Config.Timeout)
+		ReadTimeout:       s.readTimeout, // a request's headers and body; the run has its own timeout
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
