@@ -16,6 +16,8 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/adaptrag/adaptrag"
 )
 
 func envInt(name string, def int) int {
@@ -145,6 +147,29 @@ func TestLoad(t *testing.T) {
 	if len(errs) > 0 {
 		t.Errorf("%d errors, first: %v", len(errs), errs[0])
 	}
+
+	// The same asks on the pipeline itself, at the same concurrency: what
+	// HTTP, JSON and SSE add.
+	pipe := p.pipeline(t)
+	var done atomic.Int64
+	start = time.Now()
+	for range clients {
+		wg.Go(func() {
+			for {
+				i := int(done.Add(1)) - 1
+				if i >= len(lat) {
+					return
+				}
+				if _, err := pipe.Ask(t.Context(), adaptrag.Request{Question: questions[i%3]}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	direct := time.Since(start)
+	t.Logf("the pipeline alone, same asks and concurrency: %.0f asks/s", float64(len(lat))/direct.Seconds())
 	if len(lat) < total && time.Now().After(deadline) {
 		t.Logf("stopped at the time bound after %d of %d requests", len(lat), total)
 	}
