@@ -251,15 +251,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			s.log.Error("panic serving a request", slog.String("path", r.URL.Path), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-			if sw.status == 0 {
-				writeError(sw, newError(CodeInternal, "internal error"))
+				// A deliberate abort: count it, then let net/http cut the
+				// connection.
+				defer panic(p)
 			} else {
-				// The response has begun (a stream): all that is left is
-				// to cut it.
-				defer panic(http.ErrAbortHandler)
+				s.log.Error("panic serving a request", slog.String("path", r.URL.Path), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+				if sw.status == 0 {
+					writeError(sw, newError(CodeInternal, "internal error"))
+				} else {
+					// The response has begun (a stream): all that is left
+					// is to cut it.
+					defer panic(http.ErrAbortHandler)
+				}
 			}
 		}
 		status := cmp.Or(sw.status, http.StatusOK)

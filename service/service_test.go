@@ -328,6 +328,19 @@ func TestRecoverPanics(t *testing.T) {
 	if !strings.Contains(s.logs.String(), "panic serving a request") {
 		t.Error("the panic was not logged")
 	}
+	// A panic once a stream has begun cuts the response.
+	s.mux.HandleFunc("/boom-stream", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "event: node\ndata: {}\n\n")
+		_ = http.NewResponseController(w).Flush()
+		panic("boom")
+	})
+	resp := s.do(t, call{method: "GET", path: "/boom-stream"})
+	_, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || err == nil {
+		t.Errorf("a stream that panicked: status %d, read error %v; want the stream cut", resp.StatusCode, err)
+	}
 	var b any
 	wantOK(t, s.do(t, call{method: "GET", path: "/healthz"}), &b) // still serving
 }
