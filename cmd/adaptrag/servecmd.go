@@ -1,0 +1,251 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/adaptrag/adaptrag"
+	"github.com/adaptrag/adaptrag/kb"
+	"github.com/adaptrag/adaptrag/llm"
+	"github.com/adaptrag/adaptrag/retrieval"
+	"github.com/adaptrag/adaptrag/retrieval/embed"
+	"github.com/adaptrag/adaptrag/service"
+	"github.com/adaptrag/adaptrag/telemetry"
+)
+
+const serveUsage = "serve [--addr HOST:PORT] [--store LOC] [--auth FILE] [--jaeger-ui URL] [--classifier offline|llm|cascade] [--timeout D] [--max-runs N] [--max-body BYTES] [--max-question RUNES] [--keep-runs N] [--shutdown-timeout D]"
+
+func runServe(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "serve")
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on; without --auth it must be a loopback address")
+	store := fs.String("store", e.getenv("ADAPTRAG_STORE"), "knowledge base: embedded:DIR or qdrant://host:6334/collection (default: $ADAPTRAG_STORE, else the bundled sample)")
+	authFile := fs.String("auth", "", `API keys: a JSON array of {"key", "tenant", "actor"}; without it, the default tenant on loopback only`)
+	jaegerUI := fs.String("jaeger-ui", "", "base URL of a Jaeger UI; the web page links each run to URL/trace/TRACEID")
+	clf := fs.String("classifier", "", "offline, llm or cascade (default: cascade with a model, offline without)")
+	timeout := fs.Duration("timeout", service.DefaultTimeout, "the longest a run may take (a request's timeout_ms may shorten it)")
+	maxRuns := fs.Int("max-runs", service.DefaultMaxRuns, "asks and searches running at once; more get 429")
+	maxBody := fs.Int64("max-body", service.DefaultMaxBodyBytes, "largest request body, in bytes")
+	maxQuestion := fs.Int("max-question", 2000, "longest question, in characters")
+	keepRuns := fs.Int("keep-runs", service.DefaultKeepRuns, "finished runs whose paths GET /v1/graph?run=ID can show")
+	grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM or interrupt, how long requests in flight may take to finish")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
+	}
+	switch {
+	case *timeout <= 0, *maxRuns <= 0, *maxBody <= 0, *maxQuestion <= 0, *grace < 0:
+		return fmt.Errorf("%w: --timeout, --max-runs, --max-body and --max-question must be positive", errUsage)
+	}
+	if *jaegerUI != "" && !strings.HasPrefix(*jaegerUI, "http://") && !strings.HasPrefix(*jaegerUI, "https://") {
+		return fmt.Errorf("%w: --jaeger-ui %q is not an http(s) URL", errUsage, *jaegerUI)
+	}
+	var keys []service.Key
+	if *authFile != "" {
+		if keys, err = service.LoadKeys(*authFile); err != nil {
+			return err
+		}
+	} else if err := loopbackAddr(*addr); err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	metrics, err := service.NewMetrics()
+	if err != nil {
+		return err
+	}
+	defer metrics.Shutdown(context.WithoutCancel(ctx))
+	cfg := llm.ConfigFromEnv()
+	a, err := assemble(ctx, serveOptions{classifier: *clf, store: *store, llm: cfg, mp: metrics.Provider, maxQuestion: *maxQuestion})
+	if err != nil {
+		return err
+	}
+	defer a.Close(context.WithoutCancel(ctx))
+
+	checks := []service.Check{
+		{Name: "store", Check: func(ctx context.Context) error { return searchable(ctx, a.kb) }},
+		{Name: "embedder", Check: func(ctx context.Context) error {
+			_, err := a.embedder.Embed(ctx, []string{"readiness"})
+			return err
+		}},
+	}
+	if cfg.Configured() {
+		checks = append(checks, service.Check{Name: "model", Check: modelReachable(cfg)})
+	}
+	srv, err := service.New(service.Config{
+		Pipeline: a.pipe, Keys: keys, Timeout: *timeout, MaxBodyBytes: *maxBody, MaxRuns: *maxRuns, KeepRuns: *keepRuns,
+		JaegerUI: *jaegerUI, Ready: checks, Metrics: metrics.Handler, MeterProvider: metrics.Provider,
+		TracerProvider: a.tp, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	what := "the bundled sample handbook"
+	if *store != "" {
+		what = *store
+	}
+	model := "offline"
+	if cfg.Configured() {
+		model = cfg.Provider()
+	}
+	if keys == nil {
+		log.Warn("no --auth: requests are not authenticated and use the default tenant; listening on loopback only")
+	} else {
+		log.Info("authentication on", slog.Int("keys", len(keys)))
+	}
+	log.Info("serving", slog.String("url", "http://"+ln.Addr().String()+"/"), slog.String("store", what), slog.String("model", model),
+		slog.Duration("timeout", *timeout), slog.Int("max_runs", *maxRuns))
+	err = srv.Serve(ctx, ln, *grace)
+	log.Info("stopped")
+	return err
+}
+
+// loopbackAddr refuses an address that is not on loopback: a server
+// without authentication must not be reachable from the network.
+func loopbackAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%w: --addr %q: %v", errUsage, addr, err)
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	where := "host " + host
+	if host == "" {
+		where = "every interface"
+	}
+	return fmt.Errorf("%w: --addr %s listens on %s; without --auth the server listens on loopback only (127.0.0.1, ::1, localhost): give --auth FILE to serve the network", errUsage, addr, where)
+}
+
+// serveOptions are what the service needs of a pipeline beyond what the
+// other commands do: metrics and a question limit.
+type serveOptions struct {
+	classifier, store string
+	llm               llm.Config
+	mp                metric.MeterProvider
+	maxQuestion       int
+}
+
+// served is an assembled pipeline with what it owns.
+type served struct {
+	pipe     *adaptrag.Pipeline
+	kb       *kb.KB
+	embedder retrieval.Embedder
+	tp       trace.TracerProvider
+	shutdown func(context.Context) error
+}
+
+func (a *served) Close(ctx context.Context) error {
+	return errors.Join(a.kb.Close(), a.shutdown(ctx))
+}
+
+// assemble builds the pipeline as build does, with the service's meter
+// provider and limits.
+func assemble(ctx context.Context, o serveOptions) (*served, error) {
+	emb, err := embed.FromConfig(embed.ConfigFromEnv())
+	if err != nil {
+		return nil, err
+	}
+	clf, err := classifier(o.classifier, o.llm)
+	if err != nil {
+		return nil, err
+	}
+	var gen llm.Generator
+	if o.llm.Configured() {
+		if gen, err = llm.New(o.llm); err != nil {
+			return nil, err
+		}
+	}
+	tp, shutdown, err := telemetry.Setup(ctx, "adaptrag")
+	if err != nil {
+		return nil, err
+	}
+	a := &served{embedder: emb, tp: tp, shutdown: shutdown}
+	if o.store == "" {
+		a.kb, err = kb.Sample(ctx, emb)
+	} else {
+		a.kb, err = kb.Open(ctx, o.store, kb.Options{Dim: emb.Dim()})
+	}
+	if err != nil {
+		return nil, errors.Join(err, shutdown(ctx))
+	}
+	opts := policy(o.store)
+	opts.TracerProvider = tp
+	opts.MeterProvider = o.mp
+	opts.MaxQuestionRunes = o.maxQuestion
+	a.pipe, err = adaptrag.New(adaptrag.Deps{
+		Docs: a.kb.Docs, FAQ: a.kb.FAQ, Embedder: emb, Classifier: clf, Generator: gen,
+	}, opts)
+	if err != nil {
+		return nil, errors.Join(err, a.Close(ctx))
+	}
+	return a, nil
+}
+
+// searchable is the store's readiness: one small search per collection.
+func searchable(ctx context.Context, k *kb.KB) error {
+	for _, c := range []retrieval.Searcher{k.Docs, k.FAQ} {
+		if c == nil {
+			continue
+		}
+		if _, err := c.SearchSparse(ctx, retrieval.Request{Text: "readiness", K: 1}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// modelReachable checks that the model server answers: its list of models
+// (OpenAI-compatible) or tags (Ollama). Any answer below 500 other than a
+// refused key counts, since some compatible servers list no models.
+func modelReachable(cfg llm.Config) func(context.Context) error {
+	var url string
+	switch cfg.Provider() {
+	case "openai":
+		url = strings.TrimRight(cmp.Or(cfg.BaseURL, llm.DefaultOpenAIBaseURL), "/") + "/models"
+	default:
+		url = strings.TrimRight(cfg.OllamaHost, "/") + "/api/tags"
+	}
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if cfg.APIKey != "" {
+			req.Header.Set("Authorization", "Bearer "+cfg.APIKey)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			return fmt.Errorf("model server %s: %s", url, resp.Status)
+		}
+		return nil
+	}
+}
