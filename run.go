@@ -193,34 +193,16 @@ func (p *Pipeline) run(ctx context.Context, s state.RAG, c nodes.Caller, emit fu
 			streamed = true
 		})
 	}
-	final := s
+	var final state.RAG
 	var path graph.Path
 	var runErr error
-	for ev, err := range p.app.Stream(ctx, s) {
+	if emit == nil {
+		// Nobody watches the nodes: no events, no copies of the state for them.
+		final, path, runErr = p.app.InvokePath(ctx, s)
+	} else {
+		final, path, runErr = p.stream(ctx, s, emit, &stopped)
 		if stopped {
 			return nil, context.Canceled
-		}
-		if err != nil {
-			runErr = err
-			break
-		}
-		path.Add(ev.Edge())
-		switch ev.Kind {
-		case graph.NodeEnd:
-			if ev.Err == nil {
-				final = ev.State
-			}
-			if emit != nil {
-				e := Event{Kind: EventNode, Node: ev.Node, Step: ev.Step, Label: ev.Label, Duration: ev.Duration}
-				if n := len(ev.State.Usage); n > 0 && ev.Err == nil {
-					e.Usage = ev.State.Usage[n-1]
-				}
-				if !emit(e) {
-					return nil, context.Canceled
-				}
-			}
-		case graph.RunEnd:
-			final = ev.State
 		}
 	}
 	if emit != nil && runErr == nil && !streamed && final.Answer != "" {
@@ -244,6 +226,38 @@ func (p *Pipeline) run(ctx context.Context, s state.RAG, c nodes.Caller, emit fu
 		return res, runErr
 	}
 	return res, nil
+}
+
+// stream runs the graph with events, reporting each node's end to emit.
+func (p *Pipeline) stream(ctx context.Context, s state.RAG, emit func(Event) bool, stopped *bool) (state.RAG, graph.Path, error) {
+	final := s
+	var path graph.Path
+	for ev, err := range p.app.Stream(ctx, s) {
+		if *stopped {
+			return final, path, context.Canceled
+		}
+		if err != nil {
+			return final, path, err
+		}
+		path.Add(ev.Edge())
+		switch ev.Kind {
+		case graph.NodeEnd:
+			if ev.Err == nil {
+				final = ev.State
+			}
+			e := Event{Kind: EventNode, Node: ev.Node, Step: ev.Step, Label: ev.Label, Duration: ev.Duration}
+			if n := len(ev.State.Usage); n > 0 && ev.Err == nil {
+				e.Usage = ev.State.Usage[n-1]
+			}
+			if !emit(e) {
+				*stopped = true
+				return final, path, context.Canceled
+			}
+		case graph.RunEnd:
+			final = ev.State
+		}
+	}
+	return final, path, nil
 }
 
 func traceID(span trace.Span) string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -69,6 +70,18 @@ type run[S any] struct {
 	emit   emitFunc[S] // the stream consumer, on its goroutine; nil for Invoke
 	record bool        // node spans are recorded
 	steps  atomic.Int64
+	path   *Path      // recorded by InvokePath; nil otherwise
+	pathMu sync.Mutex // fan-out branches record concurrently
+}
+
+// took records an edge the run traversed (InvokePath only).
+func (rn *run[S]) took(from, to, label string) {
+	if rn.path == nil {
+		return
+	}
+	rn.pathMu.Lock()
+	rn.path.Add(Edge{From: from, To: to, Label: label}, true)
+	rn.pathMu.Unlock()
 }
 
 // emitFunc delivers an event of a streamed run and reports false once the
@@ -85,11 +98,25 @@ func (r *Runnable[S]) Invoke(ctx context.Context, s S) (S, error) {
 	return r.exec(ctx, s, nil)
 }
 
+// InvokePath is Invoke that also returns the path the run took, the nodes
+// and edges a Stream's events would have given, without producing events
+// (or copies of the state for them). On failure the path ends with the
+// node that failed.
+func (r *Runnable[S]) InvokePath(ctx context.Context, s S) (S, Path, error) {
+	var p Path
+	out, err := r.run(ctx, s, nil, &p)
+	return out, p, err
+}
+
 func (r *Runnable[S]) exec(ctx context.Context, s S, emit emitFunc[S]) (S, error) {
+	return r.run(ctx, s, emit, nil)
+}
+
+func (r *Runnable[S]) run(ctx context.Context, s S, emit emitFunc[S], path *Path) (S, error) {
 	ctx, span := r.tracer.Start(ctx, "graph.run", r.runOpts...)
 	// Deferred so that the span also ends when a stream consumer panics.
 	defer span.End()
-	rn := &run[S]{r: r, emit: emit, record: span.IsRecording()}
+	rn := &run[S]{r: r, emit: emit, record: span.IsRecording(), path: path}
 	out, err := rn.start(ctx, s)
 	if err != nil && rn.record {
 		span.RecordError(err)
@@ -109,6 +136,9 @@ func (rn *run[S]) start(ctx context.Context, s S) (S, error) {
 	}
 	var last string
 	s, last, label, err = rn.walk(ctx, rn.emit, to, label, Start, &rn.r.start, s, endIdx)
+	if err == nil {
+		rn.took(last, End, label)
+	}
 	if err == nil && rn.emit != nil {
 		ev := Event[S]{Kind: RunEnd, Node: End, From: last, Label: label, State: s, Step: int(rn.steps.Load())}
 		if rn.r.clone != nil {
@@ -232,6 +262,7 @@ func findLoop(trail []string) []string {
 // node runs one node: attempts with timeout and retry, its span and events,
 // and the choice of the next target.
 func (rn *run[S]) node(ctx context.Context, emit emitFunc[S], n *node[S], step int, from, via string, s S) (out S, to int, label string, err error) {
+	rn.took(from, n.name, via)
 	var began time.Time
 	if emit != nil {
 		// Before the span starts: a consumer that stops (or panics) here
