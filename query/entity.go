@@ -51,7 +51,7 @@ const (
 type Entity struct {
 	// Value is the entity as written, with full-width forms folded and runs
 	// of spaces collapsed ("３０ 天" -> "30 天").
-	Value string `json:"value"`
+	Value string     `json:"value"`
 	Kind  EntityKind `json:"kind"`
 	// Role is the slot the entity fills: "subject" for products, orders and
 	// codes; for a date what happened then ("purchase", "receipt",
@@ -292,7 +292,7 @@ func (t *text) scanDigits(i int) int {
 		return t.addNumeric(i, j, j+1, v, unit{kind: Percent, name: "%"})
 	}
 	k := j
-	if isSpace(t.at(k)) && !isSpace(t.at(k + 1)) {
+	if isSpace(t.at(k)) && !isSpace(t.at(k+1)) {
 		k++
 	}
 	// Chinese units and multipliers.

@@ -238,7 +238,10 @@ func hasEntity(t *text, s *span) bool {
 // ("谢谢！另外，…", "thanks! and what about …").
 func stripTalkLead(q string) string {
 	for {
-		cut := strings.IndexFunc(q, func(r rune) bool { r = fold(r); return r == ',' || r == '!' || r == '.' || r == ';' || r == '~' || r == '。' })
+		cut := strings.IndexFunc(q, func(r rune) bool {
+			r = fold(r)
+			return r == ',' || r == '!' || r == '.' || r == ';' || r == '~' || r == '。'
+		})
 		if cut <= 0 {
 			return q
 		}
