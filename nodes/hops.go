@@ -154,12 +154,43 @@ func (n *Nodes) Hops(ctx context.Context, s state.RAG) (state.RAG, error) {
 		}
 	}
 	if len(linked) > 0 {
-		// The next hop searches the documents for what the chain found.
-		s.Query.Text = s.Query.Text + " " + strings.Join(linked, " ")
+		// The next hop searches the documents for what the chain found: the
+		// linked ids take the place of the record the question started from.
+		s.Query.Text = n.hopQuery(s.Query.Text, s.Lookups, linked)
 		s.Query.Rewritten = true
+		s.Hops = append(s.Hops, state.Hop{N: len(s.Hops) + 1, Kind: "search", Input: s.Query.Text, Status: state.StatusOK})
 	}
 	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("adaptrag.hops", len(s.Hops)))
 	return s, nil
+}
+
+// hopQuery rewrites q for the search hop: the first looked-up id (with the
+// word naming its kind, "订单 A100", "order A100") is replaced by the ids the
+// chain found; when it cannot be found they are appended.
+func (n *Nodes) hopQuery(q string, lookups, linked []string) string {
+	repl := strings.Join(linked, " ")
+	if len(lookups) == 0 {
+		return q + " " + repl
+	}
+	kind, id, _ := strings.Cut(lookups[0], ":")
+	i := strings.Index(strings.ToUpper(q), strings.ToUpper(id))
+	if i < 0 {
+		return q + " " + repl
+	}
+	start, end := i, i+len(id)
+	for _, k := range n.p.Lookup.Kinds() {
+		if k.Name != kind {
+			continue
+		}
+		for _, a := range k.Aliases {
+			pre := strings.TrimRight(q[:start], " ")
+			if strings.HasSuffix(strings.ToLower(pre), strings.ToLower(a)) {
+				start = len(pre) - len(a)
+				break
+			}
+		}
+	}
+	return strings.TrimSpace(q[:start] + repl + q[end:])
 }
 
 // maxHops bounds a chain.

@@ -137,7 +137,7 @@ type Config struct {
 type Nodes struct {
 	p        Parts
 	cfg      Config
-	hyde     *query.LLM // variants and hypothetical passages from the model (nil without one)
+	hyde     modelQueries // variants and hypothetical passages from the model (nil without one)
 	tracer   trace.Tracer
 	analyzer analysis.Analyzer
 	topics   sync.Map // tenant -> string
@@ -199,9 +199,16 @@ func New(p Parts, cfg Config) (*Nodes, error) {
 	}
 	n := &Nodes{p: p, cfg: cfg, tracer: tp.Tracer(ScopeName), analyzer: analysis.Default()}
 	if p.Generator != nil {
-		n.hyde = query.NewLLM(p.Generator, query.LLMConfig{})
+		n.hyde = newModelQueries(p.Generator)
 	}
 	return n, nil
+}
+
+// modelQueries writes search keys through a model: variants of a query
+// and a hypothetical passage (HyDE), both checked against the question.
+type modelQueries interface {
+	Variants(ctx context.Context, text string, n int) ([]string, error)
+	Hypothetical(ctx context.Context, text string) (string, error)
 }
 
 // Caller is the authority a run acts for: the tenant whose data it may
