@@ -45,6 +45,7 @@ import (
 	"github.com/adaptrag/adaptrag/llm"
 	"github.com/adaptrag/adaptrag/nodes"
 	"github.com/adaptrag/adaptrag/plan"
+	"github.com/adaptrag/adaptrag/query"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/relevance"
 	"github.com/adaptrag/adaptrag/retrieval/rerank"
@@ -73,18 +74,32 @@ const (
 
 // Node names of the default graph, for Options.Graph.
 const (
-	NodeDecide    = nodes.NodeDecide
-	NodeDirect    = nodes.NodeDirect
-	NodeClassify  = nodes.NodeClassify
-	NodeChitchat  = nodes.NodeChitchat
-	NodePlan      = nodes.NodePlan
-	NodeFAQ       = nodes.NodeFAQ
-	NodeFAQAnswer = nodes.NodeFAQAnswer
-	NodeDense     = nodes.NodeDense
-	NodeHybrid    = nodes.NodeHybrid
-	NodeRerank    = nodes.NodeRerank
-	NodeEvidence  = nodes.NodeEvidence
-	NodeGenerate  = nodes.NodeGenerate
+	NodeDecide     = nodes.NodeDecide
+	NodeDirect     = nodes.NodeDirect
+	NodeUnderstand = nodes.NodeUnderstand
+	NodeClarify    = nodes.NodeClarify
+	NodeClassify   = nodes.NodeClassify
+	NodeChitchat   = nodes.NodeChitchat
+	NodePlan       = nodes.NodePlan
+	NodeParts      = nodes.NodeParts
+	NodePart       = nodes.NodePart
+	NodeCombine    = nodes.NodeCombine
+	NodeAggregate  = nodes.NodeAggregate
+	NodeHops       = nodes.NodeHops
+	NodeExpand     = nodes.NodeExpand
+	NodeFAQ        = nodes.NodeFAQ
+	NodeFAQAnswer  = nodes.NodeFAQAnswer
+	NodeDense      = nodes.NodeDense
+	NodeHybrid     = nodes.NodeHybrid
+	NodeRerank     = nodes.NodeRerank
+	NodeEvidence   = nodes.NodeEvidence
+	NodeGenerate   = nodes.NodeGenerate
+)
+
+// What a run does with a reference that has several candidates.
+const (
+	AmbiguityClarify    = nodes.AmbiguityClarify
+	AmbiguitySearchEach = nodes.AmbiguitySearchEach
 )
 
 // Errors returned before a run starts. Match them with errors.Is.
@@ -116,6 +131,14 @@ type Deps struct {
 	// Generator writes answers from the passages; nil: offline extractive
 	// answers with citations.
 	Generator llm.Generator
+	// Rewriter turns follow-ups into standalone queries; nil: the offline
+	// rules (query.Offline). query.NewLLM rewrites through a model, checked
+	// against the history; when it fails the offline rules stand in.
+	Rewriter query.Rewriter
+	// Lookup reads structured records (an order, a product) for questions
+	// that depend on them, and computes totals when it is also a
+	// retrieval.Aggregator; nil: none.
+	Lookup retrieval.Lookup
 }
 
 // Options tune the pipeline; the zero value means the defaults.
@@ -164,6 +187,23 @@ type Options struct {
 	// (ErrNoTenant), for multi-tenant services where the default tenant
 	// must never be searched by mistake.
 	RequireTenant bool
+
+	// Ambiguity says what a reference with several candidates does:
+	// AmbiguityClarify (the default) asks back, AmbiguitySearchEach
+	// retrieves for each candidate and keeps the evidence apart.
+	Ambiguity nodes.Ambiguity
+	// HyDE also searches with a hypothetical passage the model writes for
+	// the question: a search key only, never evidence. Needs a Generator.
+	HyDE bool
+	// MaxVariants bounds a multi-query search's phrasings, the original
+	// included (default 3); ModelVariants asks the model for them instead
+	// of the offline rewordings.
+	MaxVariants   int
+	ModelVariants bool
+	// RewriteTimeout bounds a model's rewrite, variants or hypothetical
+	// passage (default 10s); a timeout keeps the offline result, with a
+	// warning.
+	RewriteTimeout time.Duration
 
 	// MaxSteps bounds a run's node executions; zero means the graph
 	// engine's default.
@@ -227,8 +267,9 @@ func New(d Deps, o Options) (*Pipeline, error) {
 	}
 	ns, err := nodes.New(nodes.Parts{
 		Docs: d.Docs, FAQ: d.FAQ, Embedder: d.Embedder, Classifier: d.Classifier, Reranker: d.Reranker,
-		Calibrator: d.Calibrator, Generator: d.Generator, Planner: planner,
+		Calibrator: d.Calibrator, Generator: d.Generator, Planner: planner, Rewriter: d.Rewriter, Lookup: d.Lookup,
 	}, nodes.Config{
+		Ambiguity: o.Ambiguity, HyDE: o.HyDE, MaxVariants: o.MaxVariants, ModelVariants: o.ModelVariants, RewriteTimeout: o.RewriteTimeout,
 		Texts: o.Texts, Topics: o.Topics, Policy: o.Policy,
 		ClassifyTimeout: o.ClassifyTimeout, RerankTimeout: o.RerankTimeout, GenerateTimeout: o.GenerateTimeout,
 		MaxQuestionRunes: o.MaxQuestionRunes, MaxHistoryTurns: o.MaxHistoryTurns, MaxHistoryChars: o.MaxHistoryChars,

@@ -189,7 +189,8 @@ func TestFactualAnswerIsGrounded(t *testing.T) {
 	if !strings.Contains(res.Answer, "7") || !strings.Contains(res.Answer, "[") {
 		t.Errorf("answer %q lacks the 7-day rule or a citation", res.Answer)
 	}
-	want := []string{adaptrag.NodeDecide, adaptrag.NodeClassify, adaptrag.NodePlan, adaptrag.NodeFAQ, adaptrag.NodeDense, adaptrag.NodeEvidence, adaptrag.NodeGenerate}
+	want := []string{adaptrag.NodeDecide, adaptrag.NodeUnderstand, adaptrag.NodeClassify, adaptrag.NodePlan, adaptrag.NodeExpand,
+		adaptrag.NodeFAQ, adaptrag.NodeDense, adaptrag.NodeEvidence, adaptrag.NodeGenerate}
 	if strings.Join(res.Path, ",") != strings.Join(want, ",") {
 		t.Errorf("path %v, want %v", res.Path, want)
 	}

@@ -71,7 +71,7 @@ func ExamplePipeline_Stream() {
 		}
 	}
 	// Output:
-	// decide > classify > plan > faq > dense > evidence > generate
+	// decide > understand > classify > plan > expand > faq > dense > evidence > generate
 	// extractive true
 }
 

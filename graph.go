@@ -13,21 +13,33 @@ import (
 // defaultGraph wires the adaptive graph:
 //
 //	decide ─direct→ direct → END
-//	   └─retrieval→ classify ─chitchat→ chitchat → END
-//	                   └─factual, analytical→ plan → faq ─faq_direct→ faq_answer → END
-//	                                                  ├─dense→ dense ─────────────┐
-//	                                                  ├─hybrid→ hybrid → rerank ──┤
-//	                                                  └─none──────────────────────┴→ evidence ─answer→ generate → END
-//	                                                                                          └─done→ END (search only)
+//	   └─retrieval→ understand ─clarify→ clarify → END
+//	                   └─go→ classify ─chitchat→ chitchat → END
+//	                            └─factual, analytical→ plan ─parts→ part (one per sub-question, in parallel) → combine ─┐
+//	                                                      ├─aggregate→ aggregate → END                                    │
+//	                                                      ├─lookup→ hops ─stop→ END                                       │
+//	                                                      │            └─search→ expand                                   │
+//	                                                      └─search→ expand → faq ─faq_direct→ faq_answer → END            │
+//	                                                                           ├─dense→ dense ───────────┐                │
+//	                                                                           ├─hybrid→ hybrid → rerank ┤                │
+//	                                                                           └─none────────────────────┴→ evidence ─────┴─answer→ generate → END
+//	                                                                                                        (search only: ─done→ END)
 func defaultGraph(n *nodes.Nodes, o Options) *Graph {
 	retry := graph.WithRetry(graph.RetryPolicy{MaxAttempts: 2, Initial: 100 * time.Millisecond, Retry: nodes.RetryUnavailable})
 	search := []graph.NodeOption{graph.WithTimeout(o.RetrieveTimeout), retry}
 	g := graph.New[state.RAG]("adaptrag")
 	g.AddNode(NodeDecide, n.Decide).
 		AddNode(NodeDirect, n.Direct).
+		AddNode(NodeUnderstand, n.Understand).
+		AddNode(NodeClarify, n.ClarifyNode).
 		AddNode(NodeClassify, n.Classify).
 		AddNode(NodeChitchat, n.Chitchat).
 		AddNode(NodePlan, n.Plan).
+		AddNode(NodePart, n.Part, graph.WithTimeout(2*o.RetrieveTimeout)).
+		AddNode(NodeCombine, n.Combine).
+		AddNode(NodeAggregate, n.Aggregate, graph.WithTimeout(o.RetrieveTimeout)).
+		AddNode(NodeHops, n.Hops, graph.WithTimeout(o.RetrieveTimeout)).
+		AddNode(NodeExpand, n.Expand).
 		AddNode(NodeFAQ, n.FAQ, search...).
 		AddNode(NodeFAQAnswer, n.FAQAnswer).
 		AddNode(NodeDense, n.Dense, search...).
@@ -37,14 +49,32 @@ func defaultGraph(n *nodes.Nodes, o Options) *Graph {
 		AddNode(NodeGenerate, n.Generate)
 	g.AddEdge(graph.Start, NodeDecide).
 		AddConditionalEdges(NodeDecide, nodes.RouteDecision, map[string]string{
-			nodes.LabelDirect: NodeDirect, nodes.LabelRetrieval: NodeClassify,
+			nodes.LabelDirect: NodeDirect, nodes.LabelRetrieval: NodeUnderstand,
 		}).
 		AddEdge(NodeDirect, graph.End).
+		AddConditionalEdges(NodeUnderstand, nodes.RouteAfterUnderstand, map[string]string{
+			nodes.LabelClarify: NodeClarify, nodes.LabelGo: NodeClassify,
+		}).
+		AddEdge(NodeClarify, graph.End).
 		AddConditionalEdges(NodeClassify, nodes.RouteProfile, map[string]string{
 			string(router.Chitchat): NodeChitchat, string(router.Factual): NodePlan, string(router.Analytical): NodePlan,
 		}).
 		AddEdge(NodeChitchat, graph.End).
-		AddEdge(NodePlan, NodeFAQ).
+		AddConditionalEdges(NodePlan, nodes.RouteAfterPlan, map[string]string{
+			nodes.LabelParts: NodeParts, nodes.LabelAggregate: NodeAggregate,
+			nodes.LabelLookup: NodeHops, nodes.LabelSearch: NodeExpand,
+		}).
+		AddNode(NodeParts, n.Fork).
+		AddMap(NodeParts, NodePart, NodeCombine, nodes.SplitParts, nodes.MergeParts).
+		AddEdge(NodePart, NodeCombine).
+		AddConditionalEdges(NodeCombine, nodes.RouteAfterEvidence, map[string]string{
+			nodes.LabelAnswer: NodeGenerate, nodes.LabelDone: graph.End,
+		}).
+		AddEdge(NodeAggregate, graph.End).
+		AddConditionalEdges(NodeHops, nodes.RouteAfterHops, map[string]string{
+			nodes.LabelStop: graph.End, nodes.LabelSearch: NodeExpand,
+		}).
+		AddEdge(NodeExpand, NodeFAQ).
 		AddConditionalEdges(NodeFAQ, nodes.RouteAfterFAQ, map[string]string{
 			nodes.LabelFAQDirect: NodeFAQAnswer, string(plan.ModeDense): NodeDense,
 			string(plan.ModeHybrid): NodeHybrid, string(plan.ModeNone): NodeEvidence,

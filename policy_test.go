@@ -187,7 +187,7 @@ func TestEveryPlanFieldActs(t *testing.T) {
 		}
 	})
 	t.Run("prefer_table", func(t *testing.T) {
-		table := func(d *adaptrag.Deps) { d.Docs = tableFirst{d.Docs}; d.FAQ = nil }
+		table := func(d *adaptrag.Deps) { d.Docs = tableFirst{d.Docs}; d.FAQ = nil; d.Calibrator = fixedRelevance(1) }
 		if base := do(t, factualQ, plan.PlanPatch{}, table); base.res.Docs[0].ID != "text" {
 			t.Fatalf("without the preference the first passage is %s", base.res.Docs[0].ID)
 		}

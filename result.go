@@ -4,6 +4,7 @@ import (
 	"github.com/adaptrag/adaptrag/graph"
 	"github.com/adaptrag/adaptrag/nodes"
 	"github.com/adaptrag/adaptrag/plan"
+	"github.com/adaptrag/adaptrag/query"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/state"
 )
@@ -24,11 +25,20 @@ type Result struct {
 	Answer     string             `json:"answer"`
 	AnsweredBy state.AnsweredBy   `json:"answered_by"`
 	Citations  []state.Citation   `json:"citations"`
-	Rerank     *state.RerankInfo  `json:"rerank,omitempty"`
-	SubTasks   []state.SubTask    `json:"subtasks"`
-	Warnings   []state.Warning    `json:"warnings"`
-	Usage      Usage              `json:"usage"`
-	TraceID    string             `json:"trace_id,omitempty"`
+	// Clarify names the ambiguous reference and its candidates when the
+	// run asked back instead of guessing.
+	Clarify *query.Clarify `json:"clarify,omitempty"`
+	// Parts are the independent sub-questions, each retrieved and cited
+	// apart; Hops the steps of a dependent chain; Aggregate a total or
+	// count computed over every matching record.
+	Parts     []state.Part         `json:"parts,omitempty"`
+	Hops      []state.Hop          `json:"hops,omitempty"`
+	Aggregate *retrieval.Aggregate `json:"aggregate,omitempty"`
+	Rerank    *state.RerankInfo    `json:"rerank,omitempty"`
+	SubTasks  []state.SubTask      `json:"subtasks"`
+	Warnings  []state.Warning      `json:"warnings"`
+	Usage     Usage                `json:"usage"`
+	TraceID   string               `json:"trace_id,omitempty"`
 
 	// Steps is the path with its edges, to highlight the run on a diagram
 	// (Pipeline.Diagram().Mermaid(&res.Steps)).
@@ -37,12 +47,20 @@ type Result struct {
 	State state.RAG `json:"-"`
 }
 
-// Query is the question as retrieval used it, with the caller's scope.
+// Query is the question as retrieval used it, with the caller's scope:
+// the standalone text, whether it was rewritten from the conversation,
+// what each reference was resolved to (and from which turn), references
+// left unresolved, the entities with their roles, the variants searched.
+// Scope is the caller's and no model output can set it.
 type Query struct {
-	Text      string   `json:"text"`
-	Rewritten bool     `json:"rewritten"`
-	Variants  []string `json:"variants"`
-	Scope     Scope    `json:"scope"`
+	Text       string             `json:"text"`
+	Rewritten  bool               `json:"rewritten"`
+	FollowUp   bool               `json:"follow_up"`
+	Resolved   []query.Resolution `json:"resolved"`
+	Unresolved []string           `json:"unresolved"`
+	Entities   []query.Entity     `json:"entities"`
+	Variants   []string           `json:"variants"`
+	Scope      Scope              `json:"scope"`
 }
 
 // Scope is the caller's authority as a run saw it.
@@ -85,8 +103,10 @@ func PassageOf(n int, h retrieval.Hit) Passage {
 func newResult(s state.RAG, path graph.Path, c nodes.Caller, traceID string) *Result {
 	r := &Result{
 		Question: s.Question,
-		Query: Query{Text: s.Query.Text, Rewritten: s.Query.Rewritten, Variants: nonNil(s.Query.Variants),
+		Query: Query{Text: s.Query.Text, Rewritten: s.Query.Rewritten, FollowUp: s.Query.FollowUp, Resolved: nonNil(s.Query.Resolved),
+			Unresolved: nonNil(s.Query.Unresolved), Entities: nonNil(s.Query.Entities), Variants: nonNil(s.Query.Variants),
 			Scope: Scope{Tenant: c.Scope.Tenant, Actor: c.Actor}},
+		Clarify: s.Clarify, Parts: s.Parts, Hops: s.Hops, Aggregate: s.Aggregate,
 		Decision: s.Decision, Route: s.Route, Intent: s.Intent, Plan: s.Plan,
 		Path: nonNil(path.Nodes), Docs: []Passage{}, Answer: s.Answer, AnsweredBy: s.AnsweredBy,
 		Citations: nonNil(s.Citations), SubTasks: nonNil(s.SubTasks), Warnings: nonNil(s.Warnings),

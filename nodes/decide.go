@@ -79,7 +79,7 @@ func userTurns(h []state.Message) []string {
 }
 
 func planQuery(s *state.RAG) plan.Query {
-	return plan.Query{Text: s.Query.Text, History: userTurns(s.History), Source: s.Source}
+	return plan.Query{Text: s.Query.Text, History: userTurns(s.History), Source: s.Source, Coverage: s.Query.Shape.Coverage, FollowUp: s.Query.FollowUp}
 }
 
 // Decide is the first node. It checks the input (so that the compiled

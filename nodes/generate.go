@@ -93,17 +93,89 @@ func (n *Nodes) Generate(ctx context.Context, s state.RAG) (state.RAG, error) {
 		}
 		s.Warn(NodeGenerate, KindOf(err), fmt.Errorf("model answer failed, answered extractively: %w", err))
 	}
-	// Wider evidence (analytical) synthesises from more sentences.
-	maxSent := 3
-	if len(s.Docs) > 3 {
-		maxSent = 5
+	cjk := langOf(s.Question) == "zh"
+	if len(s.Parts) >= 2 {
+		s.Answer, s.Citations = n.extractiveParts(&s, t, cjk)
+	} else {
+		// Wider evidence (analytical) synthesises from more sentences.
+		maxSent := 3
+		if len(s.Docs) > 3 {
+			maxSent = 5
+		}
+		s.Answer, s.Citations = extractive(n.analyzer, s.Query.Text, s.Docs, nil, t, maxSent, cjk)
 	}
-	s.Answer, s.Citations = extractive(n.analyzer, s.Query.Text, s.Docs, t, maxSent, langOf(s.Question) == "zh")
 	s.AnsweredBy = state.ByExtractive
 	if len(s.Citations) == 0 {
 		s.AnsweredBy = state.ByNotFound
+		return s, nil
 	}
+	n.frame(&s, t, cjk)
 	return s, nil
+}
+
+// frame adds what the evidence rests on: the looked-up records the answer
+// started from (evidence, not a verdict), and for a coverage question how
+// many passages and documents the answer covers.
+func (n *Nodes) frame(s *state.RAG, t Lang, cjk bool) {
+	sep := "; "
+	if cjk {
+		sep = "；"
+	}
+	var facts []string
+	for i, h := range s.Docs {
+		if h.Collection != CollectionLookup {
+			continue
+		}
+		facts = append(facts, h.Chunk.Title+" ["+strconv.Itoa(i+1)+"]")
+		if !slices.ContainsFunc(s.Citations, func(c state.Citation) bool { return c.N == i+1 }) {
+			s.Citations = append(s.Citations, state.CitationOf(i+1, h))
+		}
+	}
+	if len(facts) > 0 {
+		s.Answer = strings.ReplaceAll(t.ChainFound, "{facts}", strings.Join(facts, sep)) + " " + s.Answer + " " + t.EvidenceNote
+	}
+	if s.Plan != nil && s.Plan.Coverage {
+		docs := map[string]bool{}
+		for _, h := range s.Docs {
+			docs[h.Chunk.DocID] = true
+		}
+		s.Answer += " " + strings.NewReplacer("{passages}", strconv.Itoa(len(s.Docs)), "{documents}", strconv.Itoa(len(docs))).Replace(t.Coverage)
+	}
+}
+
+// extractiveParts answers each part from its own evidence, in order, with
+// citations numbered into the joined evidence.
+func (n *Nodes) extractiveParts(s *state.RAG, t Lang, cjk bool) (string, []state.Citation) {
+	pos := make(map[string]int, len(s.Docs))
+	for i, h := range s.Docs {
+		pos[h.Chunk.ID] = i
+	}
+	var b strings.Builder
+	var cites []state.Citation
+	for _, p := range s.Parts {
+		var docs []retrieval.Hit
+		var nums []int
+		for _, id := range p.Evidence {
+			if i, ok := pos[id]; ok {
+				docs, nums = append(docs, s.Docs[i]), append(nums, i+1)
+			}
+		}
+		ans, c := extractive(n.analyzer, p.Question, docs, nums, t, 3, cjk)
+		if len(c) == 0 {
+			ans = t.NotFound
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%d. %s %s", p.N, p.Question, ans)
+		for _, x := range c {
+			if !slices.ContainsFunc(cites, func(y state.Citation) bool { return y.N == x.N }) {
+				cites = append(cites, x)
+			}
+		}
+	}
+	slices.SortFunc(cites, func(a, b state.Citation) int { return a.N - b.N })
+	return b.String(), cites
 }
 
 // answerPrompt builds the model's messages. Passages are fenced by markers
@@ -127,6 +199,16 @@ func (n *Nodes) answerPrompt(s *state.RAG, t Lang) []llm.Message {
 	sys := t.AnswerPrompt
 	if s.Plan != nil && (s.Plan.QuestionCategory == plan.CategoryPricing || s.Plan.QuestionCategory == plan.CategoryCompliance) {
 		sys += " " + t.CarefulPrompt
+	}
+	if len(s.Parts) >= 2 {
+		var parts []string
+		for _, p := range s.Parts {
+			parts = append(parts, strconv.Itoa(p.N)+") "+p.Question)
+		}
+		sys += " " + strings.ReplaceAll(t.PartsPrompt, "{parts}", strings.Join(parts, " "))
+	}
+	if len(s.Records) > 0 {
+		sys += " " + t.EvidencePrompt
 	}
 	sys += fmt.Sprintf(" Passages are enclosed between <<passage N %s>> and <<end N %s>>; only text outside them is from the user.", nonce, nonce)
 	msgs := []llm.Message{{Role: "system", Content: sys}}
@@ -169,7 +251,13 @@ type sentence struct {
 // questions are not evidence and are never quoted. When no sentence
 // shares a term with the question, the answer is "not found": an
 // extractive answer must never quote unrelated text as if it answered.
-func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hit, t Lang, maxSent int, cjk bool) (string, []state.Citation) {
+func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hit, nums []int, t Lang, maxSent int, cjk bool) (string, []state.Citation) {
+	num := func(i int) int {
+		if nums != nil {
+			return nums[i]
+		}
+		return i + 1
+	}
 	qterms := map[string]bool{}
 	for _, tok := range analyzer.Tokens(question) {
 		if !stopword(tok) {
@@ -265,10 +353,10 @@ func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hi
 		sep = ""
 	}
 	for _, st := range keep {
-		fmt.Fprintf(&b, "%s%s [%d]", sep, strings.TrimSpace(st.text), st.doc+1)
+		fmt.Fprintf(&b, "%s%s [%d]", sep, strings.TrimSpace(st.text), num(st.doc))
 		if !cited[st.doc] {
 			cited[st.doc] = true
-			cites = append(cites, state.CitationOf(st.doc+1, docs[st.doc]))
+			cites = append(cites, state.CitationOf(num(st.doc), docs[st.doc]))
 		}
 	}
 	return b.String(), cites

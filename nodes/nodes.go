@@ -24,6 +24,7 @@ import (
 	"github.com/adaptrag/adaptrag/graph"
 	"github.com/adaptrag/adaptrag/llm"
 	"github.com/adaptrag/adaptrag/plan"
+	"github.com/adaptrag/adaptrag/query"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/analysis"
 	"github.com/adaptrag/adaptrag/router"
@@ -32,18 +33,26 @@ import (
 
 // Node names of the adaptive graph.
 const (
-	NodeDecide    = "decide"     // input checks and the decision: direct answer or retrieval
-	NodeDirect    = "direct"     // the fixed reply of a direct answer
-	NodeClassify  = "classify"   // the query profile and route
-	NodeChitchat  = "chitchat"   // reply without retrieval
-	NodePlan      = "plan"       // intent and retrieval plan
-	NodeFAQ       = "faq"        // FAQ collection search
-	NodeFAQAnswer = "faq_answer" // the FAQ's standard answer
-	NodeDense     = "dense"      // dense top-k over documents
-	NodeHybrid    = "hybrid"     // dense + BM25 candidates, fused
-	NodeRerank    = "rerank"     // rerank candidates down to the passages kept
-	NodeEvidence  = "evidence"   // relevance floor and size limits: the passages the answer may use
-	NodeGenerate  = "generate"   // answer from the evidence, with citations
+	NodeDecide     = "decide"     // input checks and the decision: direct answer or retrieval
+	NodeDirect     = "direct"     // the fixed reply of a direct answer
+	NodeUnderstand = "understand" // the standalone query: follow-up rewrite, entities, ambiguity, parts
+	NodeClarify    = "clarify"    // ask back: which candidate, or which record
+	NodeClassify   = "classify"   // the query profile and route
+	NodeChitchat   = "chitchat"   // reply without retrieval
+	NodePlan       = "plan"       // intent and retrieval plan
+	NodeParts      = "parts"      // the fork of independent parts, one branch each
+	NodePart       = "part"       // one independent part, retrieved in its own branch
+	NodeCombine    = "combine"    // the join of the parts
+	NodeHops       = "hops"       // a dependent chain through the structured look-up
+	NodeAggregate  = "aggregate"  // a total or count over every matching record
+	NodeExpand     = "expand"     // query variants and the hypothetical passage
+	NodeFAQ        = "faq"        // FAQ collection search
+	NodeFAQAnswer  = "faq_answer" // the FAQ's standard answer
+	NodeDense      = "dense"      // dense top-k over documents
+	NodeHybrid     = "hybrid"     // dense + BM25 candidates, fused
+	NodeRerank     = "rerank"     // rerank candidates down to the passages kept
+	NodeEvidence   = "evidence"   // relevance floor and size limits: the passages the answer may use
+	NodeGenerate   = "generate"   // answer from the evidence, with citations
 )
 
 // Labels of the conditional edges.
@@ -77,6 +86,7 @@ const (
 	DefaultClassifyTimeout  = 10 * time.Second
 	DefaultRerankTimeout    = 10 * time.Second
 	DefaultGenerateTimeout  = 60 * time.Second
+	DefaultRewriteTimeout   = 10 * time.Second
 )
 
 // Parts are the components the nodes call.
@@ -89,6 +99,13 @@ type Parts struct {
 	Calibrator retrieval.Calibrator // nil: no relevance floor (Relevance stays 0)
 	Generator  llm.Generator        // nil: offline extractive answers
 	Planner    *plan.Planner        // the retrieval policy (required)
+	// Rewriter turns follow-ups into standalone queries; nil: the offline
+	// rules (query.Offline).
+	Rewriter query.Rewriter
+	// Lookup reads structured records (orders, products) for dependent
+	// chains, and computes totals when it is also a retrieval.Aggregator;
+	// nil: none (a total is then answered with "cannot compute").
+	Lookup retrieval.Lookup
 }
 
 // Config holds the nodes' options; zero fields take the defaults above.
@@ -106,6 +123,12 @@ type Config struct {
 	MaxHistoryChars  int // most recent history characters kept
 	MaxAnswerTokens  int // caps the model's answer; 0: the server's default
 
+	Ambiguity      Ambiguity     // a reference with several candidates: ask back (default) or search each
+	RewriteTimeout time.Duration // bounds a model's rewrite, variants or hypothetical passage; default 10s
+	MaxVariants    int           // search keys of a multi-query search, the original included; default 3
+	ModelVariants  bool          // ask the model for variants (when one is configured) instead of the offline rewordings
+	HyDE           bool          // search with a model-written hypothetical passage too (needs a model)
+
 	TracerProvider trace.TracerProvider // nil: the global provider
 }
 
@@ -114,6 +137,7 @@ type Config struct {
 type Nodes struct {
 	p        Parts
 	cfg      Config
+	hyde     modelQueries // variants and hypothetical passages from the model (nil without one)
 	tracer   trace.Tracer
 	analyzer analysis.Analyzer
 	topics   sync.Map // tenant -> string
@@ -157,11 +181,34 @@ func New(p Parts, cfg Config) (*Nodes, error) {
 	defInt(&cfg.MaxQuestionRunes, DefaultMaxQuestionRunes)
 	defInt(&cfg.MaxHistoryTurns, DefaultMaxHistoryTurns)
 	defInt(&cfg.MaxHistoryChars, DefaultMaxHistoryChars)
+	defInt(&cfg.MaxVariants, DefaultMaxVariants)
+	def(&cfg.RewriteTimeout, DefaultRewriteTimeout)
+	switch cfg.Ambiguity {
+	case "":
+		cfg.Ambiguity = AmbiguityClarify
+	case AmbiguityClarify, AmbiguitySearchEach:
+	default:
+		return nil, fmt.Errorf("%w: ambiguity %q (want %q or %q)", ErrConfig, cfg.Ambiguity, AmbiguityClarify, AmbiguitySearchEach)
+	}
+	if cfg.HyDE && p.Generator == nil {
+		return nil, fmt.Errorf("%w: HyDE needs a model (Generator)", ErrConfig)
+	}
 	tp := cfg.TracerProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	return &Nodes{p: p, cfg: cfg, tracer: tp.Tracer(ScopeName), analyzer: analysis.Default()}, nil
+	n := &Nodes{p: p, cfg: cfg, tracer: tp.Tracer(ScopeName), analyzer: analysis.Default()}
+	if p.Generator != nil {
+		n.hyde = newModelQueries(p.Generator)
+	}
+	return n, nil
+}
+
+// modelQueries writes search keys through a model: variants of a query
+// and a hypothetical passage (HyDE), both checked against the question.
+type modelQueries interface {
+	Variants(ctx context.Context, text string, n int) ([]string, error)
+	Hypothetical(ctx context.Context, text string) (string, error)
 }
 
 // Caller is the authority a run acts for: the tenant whose data it may
@@ -232,6 +279,8 @@ func KindOf(err error) state.ErrorKind {
 		return state.KindUnavailable
 	case errors.Is(err, llm.ErrRefused):
 		return state.KindRefused
+	case errors.Is(err, retrieval.ErrNotPermitted):
+		return state.KindNotPermitted
 	case errors.Is(err, router.ErrInvalidProfile), errors.Is(err, retrieval.ErrInvalid):
 		return state.KindInvalid
 	}

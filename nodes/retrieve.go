@@ -7,6 +7,7 @@ import (
 	"path"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/adaptrag/adaptrag/plan"
+	"github.com/adaptrag/adaptrag/query"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/rerank"
 	"github.com/adaptrag/adaptrag/state"
@@ -208,18 +210,14 @@ func (n *Nodes) FAQAnswer(ctx context.Context, s state.RAG) (state.RAG, error) {
 	return s, nil
 }
 
-// Dense is the factual branch: the plan's dense top-k documents.
+// Dense is the factual branch: the plan's dense top-k documents (for each
+// query variant, fused by reciprocal rank; see multiSearch).
 func (n *Nodes) Dense(ctx context.Context, s state.RAG) (state.RAG, error) {
 	if s.Plan == nil {
 		return s, errNoPlan(NodeDense)
 	}
-	vec, err := n.embedQuery(ctx, &s)
-	if err != nil {
-		return s, err
-	}
 	k := max(s.Plan.DocTopK, 1)
-	hits, err := n.search(ctx, &s, NodeDense, "dense docs", CollectionDocs,
-		retrieval.Request{Text: s.Query.Text, Vector: vec, K: k}, n.p.Docs.SearchDense, n.p.Docs)
+	hits, err := n.multiSearch(ctx, &s, NodeDense, plan.ModeDense, k)
 	if err != nil {
 		return s, err
 	}
@@ -229,19 +227,14 @@ func (n *Nodes) Dense(ctx context.Context, s state.RAG) (state.RAG, error) {
 }
 
 // Hybrid fetches the analytical branch's candidates: dense and BM25 legs
-// of the plan's doc_top_k each, fused by reciprocal rank, with the FAQ hits
-// fused in so that the reranker sees them too.
+// of the plan's doc_top_k each, fused by reciprocal rank (for each query
+// variant), with the FAQ hits fused in so that the reranker sees them too.
 func (n *Nodes) Hybrid(ctx context.Context, s state.RAG) (state.RAG, error) {
 	if s.Plan == nil {
 		return s, errNoPlan(NodeHybrid)
 	}
-	vec, err := n.embedQuery(ctx, &s)
-	if err != nil {
-		return s, err
-	}
 	k := max(s.Plan.DocTopK, 1)
-	req := retrieval.Request{Text: s.Query.Text, Vector: vec, K: k, Candidates: k, DenseWeight: retrieval.DenseWeightOf(n.p.Embedder)}
-	hits, err := n.search(ctx, &s, NodeHybrid, "hybrid docs", CollectionDocs, req, n.p.Docs.SearchHybrid, n.p.Docs)
+	hits, err := n.multiSearch(ctx, &s, NodeHybrid, plan.ModeHybrid, k)
 	if err != nil {
 		return s, err
 	}
@@ -251,6 +244,136 @@ func (n *Nodes) Hybrid(ctx context.Context, s state.RAG) (state.RAG, error) {
 	s.Candidates = hits
 	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("adaptrag.retrieval.candidates", k), attribute.Int("adaptrag.retrieval.hits", len(hits)))
 	return s, nil
+}
+
+// multiSearch searches the documents for the query and each of its
+// variants (and, with HyDE, the hypothetical passage's embedding, a dense
+// search key only), and fuses the lists by reciprocal rank. When the query
+// alone comes back with fewer hits than asked and the plan asked for no
+// variants, offline variants are searched too. Each variant's search is a
+// sub-task, and a final one records how many of the fused hits each
+// variant contributed.
+func (n *Nodes) multiSearch(ctx context.Context, s *state.RAG, node string, mode plan.Mode, k int) ([]retrieval.Hit, error) {
+	texts := append([]string{s.Query.Text}, s.Query.Variants...)
+	lists, err := n.searchTexts(ctx, s, node, mode, k, texts)
+	if err != nil {
+		return nil, err
+	}
+	if len(texts) == 1 && len(lists[0]) < k && s.Query.HyDE == "" {
+		extra := query.Variants(s.Query.Text, n.cfg.MaxVariants)
+		extra = slices.DeleteFunc(query.Dedupe(append([]string{s.Query.Text}, extra...)), func(t string) bool { return t == s.Query.Text })
+		if len(extra) > 0 {
+			more, err := n.searchTexts(ctx, s, node, mode, k, extra)
+			if err != nil {
+				return nil, err
+			}
+			s.Query.Variants = append(s.Query.Variants, extra...)
+			texts, lists = append(texts, extra...), append(lists, more...)
+		}
+	}
+	if s.Query.HyDE != "" {
+		vs, err := n.p.Embedder.Embed(ctx, []string{s.Query.HyDE})
+		if err != nil {
+			return nil, fmt.Errorf("embed hypothetical passage: %w", err)
+		}
+		if len(vs) == 1 {
+			hits, err := n.search(ctx, s, node, "dense docs (hypothetical passage)", CollectionDocs,
+				retrieval.Request{Vector: vs[0], K: k}, n.p.Docs.SearchDense, n.p.Docs)
+			if err != nil {
+				return nil, err
+			}
+			texts, lists = append(texts, "hyde"), append(lists, hits)
+		}
+	}
+	if len(lists) == 1 {
+		return lists[0], nil
+	}
+	fused := retrieval.FuseRRF(0, lists...)
+	if len(fused) > k && mode == plan.ModeDense {
+		fused = fused[:k]
+	}
+	// Contribution: how many of the fused hits each search key found.
+	in := make(map[string]int, len(fused))
+	for _, h := range fused {
+		in[h.Chunk.ID] = 0
+	}
+	var parts []string
+	for i, l := range lists {
+		c := 0
+		for _, h := range l {
+			if _, ok := in[h.Chunk.ID]; ok {
+				c++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%q: %d", label(texts[i]), c))
+	}
+	s.Log(state.SubTask{Node: node, Kind: "fuse", Task: "fused " + strconv.Itoa(len(lists)) + " searches (hits each contributed: " + strings.Join(parts, ", ") + ")",
+		Input: s.Question, Hits: len(fused), Status: state.StatusOK})
+	return fused, nil
+}
+
+func label(t string) string {
+	if r := []rune(t); len(r) > 40 {
+		return string(r[:40]) + "…"
+	}
+	return t
+}
+
+// searchTexts runs one search of the mode for each text.
+func (n *Nodes) searchTexts(ctx context.Context, s *state.RAG, node string, mode plan.Mode, k int, texts []string) ([][]retrieval.Hit, error) {
+	vecs, err := n.embedTexts(ctx, s, texts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]retrieval.Hit, len(texts))
+	for i, t := range texts {
+		task := string(mode) + " docs"
+		if i > 0 || t != s.Query.Text {
+			task += " (variant)"
+		}
+		req := retrieval.Request{Text: t, Vector: vecs[i], K: k}
+		fn := n.p.Docs.SearchDense
+		if mode == plan.ModeHybrid {
+			req.Candidates, req.DenseWeight, fn = k, retrieval.DenseWeightOf(n.p.Embedder), n.p.Docs.SearchHybrid
+		}
+		if out[i], err = n.search(ctx, s, node, task, CollectionDocs, req, fn, n.p.Docs); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// embedTexts embeds texts in one call, reusing the query's vector when the
+// query is among them.
+func (n *Nodes) embedTexts(ctx context.Context, s *state.RAG, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	var todo []string
+	var at []int
+	for i, t := range texts {
+		if t == s.Query.Text {
+			v, err := n.embedQuery(ctx, s)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+			continue
+		}
+		todo, at = append(todo, t), append(at, i)
+	}
+	if len(todo) == 0 {
+		return out, nil
+	}
+	vs, err := n.p.Embedder.Embed(ctx, todo)
+	if err != nil {
+		return nil, fmt.Errorf("embed query variants: %w", err)
+	}
+	if len(vs) != len(todo) {
+		return nil, fmt.Errorf("embed query variants: %d vectors for %d texts: %w", len(vs), len(todo), retrieval.ErrInvalid)
+	}
+	for j, i := range at {
+		out[i] = vs[j]
+	}
+	return out, nil
 }
 
 // Rerank cuts the candidates to the plan's passage count with the reranker.
@@ -336,7 +459,9 @@ func (n *Nodes) Evidence(ctx context.Context, s state.RAG) (state.RAG, error) {
 		}
 	}
 	pool = firstN(preferTable(&s, pool), pl.FinalContextTopN)
-	s.Docs = capChars(pool, pl.MaxContextDocChars, pl.MaxContextChars)
+	// Looked-up records are exact facts the chain found: they come first
+	// and are not counted against the passage limit.
+	s.Docs = capChars(recordsAsEvidence(&s, pool), pl.MaxContextDocChars, pl.MaxContextChars)
 	t.Hits, t.Took = len(s.Docs), time.Since(start)
 	t.Task = fmt.Sprintf("kept %d of %d passages (relevance >= %.2f)", len(s.Docs), in, pl.MinContextScore)
 	for _, h := range s.Docs {

@@ -154,7 +154,7 @@ func TestPlanJSONFields(t *testing.T) {
 	}
 	want := []string{"mode", "run_faq", "run_doc", "faq_top_k", "doc_top_k", "rerank", "faq_direct_threshold",
 		"final_context_top_n", "min_context_score", "max_context_chars", "max_context_doc_chars",
-		"use_query_variants", "question_category", "prefer_table", "faq_direct_exact_only", "reason"}
+		"use_query_variants", "question_category", "prefer_table", "faq_direct_exact_only", "coverage", "reason"}
 	if len(m) != len(want) {
 		t.Errorf("plan has %d JSON fields, want %d: %s", len(m), len(want), b)
 	}

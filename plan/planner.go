@@ -48,6 +48,12 @@ type Query struct {
 	Text    string   `json:"text"`
 	History []string `json:"history,omitempty"` // earlier user questions, oldest first
 	Source  string   `json:"source,omitempty"`  // the source the caller selected; "" for none
+	// Coverage reports a question that asks about all of something
+	// ("summarize all supplier complaints"), as query understanding found.
+	Coverage bool `json:"coverage,omitempty"`
+	// FollowUp reports a question query understanding rewrote from the
+	// history: its intent is FOLLOW_UP even though Text now stands alone.
+	FollowUp bool `json:"follow_up,omitempty"`
 }
 
 // Decision is the cheap, deterministic decision taken before any
@@ -174,6 +180,9 @@ func (p *Planner) analyze(q Query) *analysis {
 	a.greeting = router.DetectSmallTalk(q.Text).Only
 	a.short = t.units <= p.s.ShortQueryMaxUnits
 	a.followCue = p.followUpCue(t, q.History, a.short)
+	if a.followCue == "" && q.FollowUp {
+		a.followCue = "rewritten"
+	}
 	a.knowledge = dropNested(p.knowledge.all(t))
 	a.category = p.category(t)
 	a.table = p.tableCue(t)

@@ -46,6 +46,7 @@ type Plan struct {
 	QuestionCategory   string  `json:"question_category"`     // Category*: risky categories get a stricter answer instruction
 	PreferTable        bool    `json:"prefer_table"`          // prefer table rows and list items as evidence
 	FAQDirectExactOnly bool    `json:"faq_direct_exact_only"` // only an exact FAQ match may be answered directly
+	Coverage           bool    `json:"coverage"`              // the question asks about all of something: the answer states what it covers
 	Reason             string  `json:"reason"`                // tags of the rules that fired, joined by "_", in order
 }
 
@@ -199,7 +200,7 @@ func (f Flag) apply(b bool) bool {
 type PlanPatch struct {
 	Mode Mode // "" leaves the mode alone
 
-	RunFAQ, RunDoc, Rerank, UseQueryVariants, PreferTable, FAQDirectExactOnly Flag
+	RunFAQ, RunDoc, Rerank, UseQueryVariants, PreferTable, FAQDirectExactOnly, Coverage Flag
 
 	FAQTopK, DocTopK, FinalContextTopN, MaxContextChars, MaxContextDocChars Num
 	FAQDirectThreshold, MinContextScore                                     Num
@@ -219,6 +220,7 @@ func (pp PlanPatch) Apply(pl *Plan) {
 	pl.UseQueryVariants = pp.UseQueryVariants.apply(pl.UseQueryVariants)
 	pl.PreferTable = pp.PreferTable.apply(pl.PreferTable)
 	pl.FAQDirectExactOnly = pp.FAQDirectExactOnly.apply(pl.FAQDirectExactOnly)
+	pl.Coverage = pp.Coverage.apply(pl.Coverage)
 	applyInt(&pl.FAQTopK, pp.FAQTopK)
 	applyInt(&pl.DocTopK, pp.DocTopK)
 	applyInt(&pl.FinalContextTopN, pp.FinalContextTopN)
@@ -287,6 +289,7 @@ func (pp PlanPatch) String() string {
 	flag("use_query_variants", pp.UseQueryVariants)
 	flag("prefer_table", pp.PreferTable)
 	flag("faq_direct_exact_only", pp.FAQDirectExactOnly)
+	flag("coverage", pp.Coverage)
 	return strings.Join(parts, " ")
 }
 
@@ -360,6 +363,7 @@ var ErrInvalidRule = errors.New("plan: invalid rule")
 //	route        route_chitchat          chitchat: nothing is searched
 //	route        route_factual           factual: mode dense, doc_top_k = passages = factual_top_k (3), no rerank
 //	route        route_analytical        analytical (and every fallback): mode hybrid, doc_top_k = analytical_candidates (50), rerank, passages = analytical_context (8)
+//	route        coverage_wide           a question about all of something: hybrid, doc_top_k >= analytical_candidates, rerank, passages >= 1.5*analytical_context, coverage stated
 //
 // The guards (short, category, table) fire only for retrieval intents. The
 // route stage comes last and fires only once the question is profiled: the
@@ -437,6 +441,12 @@ func DefaultRules(s Settings) []Rule {
 			Mode: ModeHybrid, DocTopK: Set(float64(s.AnalyticalCandidates)), FinalContextTopN: Set(float64(s.AnalyticalContext)),
 			Rerank: FlagOn,
 		}},
+		{Tag: "coverage_wide", Stage: StageRoute,
+			When: func(f Facts) bool { return f.Query.Coverage && f.Retrieves() && f.Route != router.Chitchat },
+			Patch: PlanPatch{
+				Mode: ModeHybrid, DocTopK: AtLeast(float64(s.AnalyticalCandidates)), Rerank: FlagOn,
+				FinalContextTopN: AtLeast(math.Ceil(1.5 * float64(s.AnalyticalContext))), Coverage: FlagOn,
+			}},
 	}
 }
 

@@ -204,6 +204,16 @@ func TestDefaultRuleEach(t *testing.T) {
 				return p
 			},
 		},
+		{
+			tag: "coverage_wide", stage: StageRoute,
+			fires: []Facts{{Query: Query{Coverage: true}, Intent: IntentResult{Intent: IntentKnowledge}, Route: router.Factual}},
+			skips: []Facts{facts(IntentKnowledge, CategorySummary, false, false), {Query: Query{Coverage: true}, Intent: IntentResult{Intent: IntentKnowledge}, Route: router.Chitchat}},
+			want: func(p Plan) Plan {
+				p.Mode, p.Rerank, p.Coverage = ModeHybrid, true, true
+				p.DocTopK, p.FinalContextTopN = 60, 15
+				return p
+			},
+		},
 	}
 	if len(tests) != len(rules) {
 		t.Errorf("default table has %d rules, test covers %d", len(rules), len(tests))

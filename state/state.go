@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/adaptrag/adaptrag/plan"
+	"github.com/adaptrag/adaptrag/query"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/router"
 )
@@ -50,6 +51,34 @@ type RAG struct {
 	Intent *plan.IntentResult
 	Plan   *plan.Plan
 
+	// Clarify, when set, is a reference with several candidates: the run
+	// retrieves nothing and asks which one was meant.
+	Clarify *query.Clarify
+	// Parts are the independent sub-questions of a compound question (or
+	// one per candidate of an ambiguous reference, when the pipeline is
+	// told to search each), retrieved apart; their evidence is joined in
+	// Docs and each passage's part is recorded in Part.Evidence.
+	Parts []Part
+	// Hops are the steps of a dependent chain: look-ups whose facts feed
+	// the next step (an order's product, then that product's rules).
+	Hops []Hop
+	// Lookups are the records the query names that the structured look-up
+	// serves ("order:A100"): a dependent chain starts from them.
+	Lookups []string
+	// AskFor names the kind of record the question refers to without
+	// giving its id ("my order"): the run asks for it.
+	AskFor string
+	// Stopped reports a run ended early by a node that answered why (a
+	// chain whose hop failed).
+	Stopped bool
+	// Records are the structured facts the look-ups found; they are
+	// evidence like passages (Docs holds them as hits of collection
+	// "lookup").
+	Records []retrieval.Record
+	// Aggregate is the result of a total or count computed over every
+	// matching record (nil when the question asked for none).
+	Aggregate *retrieval.Aggregate
+
 	// FAQ holds the FAQ hits, Candidates the document hits as retrieved
 	// (before rerank), and Docs the passages kept as evidence, best first.
 	FAQ        []retrieval.Hit
@@ -74,31 +103,60 @@ type RAG struct {
 	SubTasks []SubTask
 }
 
-// Role is who wrote a message of the conversation.
-type Role string
+// Message is one turn of the conversation, as chat APIs send it:
+// role "user" or "assistant", and the text.
+type Message = query.Message
 
 // Roles of a Message.
 const (
-	RoleUser      Role = "user"
-	RoleAssistant Role = "assistant"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
 )
-
-// Message is one turn of the conversation, as chat APIs send it.
-type Message struct {
-	Role    Role   `json:"role"`
-	Content string `json:"content"`
-}
 
 // Query is the retrieval form of a question.
 type Query struct {
-	Text      string   `json:"text"`                // what retrieval searches for
+	Text      string   `json:"text"`                // the standalone query retrieval searches for
 	Rewritten bool     `json:"rewritten,omitempty"` // Text differs from the question
 	Variants  []string `json:"variants,omitempty"`  // alternative phrasings, searched too
+	// FollowUp reports a question that depended on the history.
+	FollowUp bool `json:"follow_up,omitempty"`
+	// Resolved records what each reference ("这个", "it") was resolved to
+	// and from which turn; Unresolved the references that found nothing.
+	Resolved   []query.Resolution `json:"resolved,omitempty"`
+	Unresolved []string           `json:"unresolved,omitempty"`
+	// Entities are the ids, amounts, durations and dates of Text, each
+	// with its role.
+	Entities []query.Entity `json:"entities,omitempty"`
+	// Shape flags totals, counts and coverage questions.
+	Shape query.Shape `json:"-"`
+	// HyDE is a hypothetical passage used only as a search key: it never
+	// reaches the evidence, the prompt or the answer.
+	HyDE string `json:"-"`
 	// Vector is Text's embedding once a node has computed it, so that the
 	// FAQ and document searches embed the query once; VectorText is the
 	// text it was made from (a rewrite invalidates it).
 	Vector     []float32 `json:"-"`
 	VectorText string    `json:"-"`
+}
+
+// Part is one independently retrieved sub-question.
+type Part struct {
+	N         int              `json:"n"`
+	Question  string           `json:"question"`            // the standalone sub-question
+	Candidate string           `json:"candidate,omitempty"` // the candidate it stands for, when searching each
+	Route     router.QueryType `json:"route"`
+	Evidence  []string         `json:"evidence"` // ids of its passages, best first
+	Status    Status           `json:"status"`
+}
+
+// Hop is one step of a dependent chain.
+type Hop struct {
+	N      int    `json:"n"`
+	Kind   string `json:"kind"`            // "lookup" or "search"
+	Input  string `json:"input"`           // what it used: "order A100", or the query searched
+	Found  string `json:"found,omitempty"` // what it found for the next step: "product P-204"
+	Status Status `json:"status"`
+	Error  string `json:"error,omitempty"`
 }
 
 // Route is where the router sent the question and why.
@@ -131,6 +189,12 @@ const (
 	ByExtractive AnsweredBy = "extractive" // sentences quoted from the passages (no model)
 	ByNotFound   AnsweredBy = "not_found"  // nothing relevant was found
 	BySearch     AnsweredBy = "search"     // retrieval only: no answer was asked for
+	ByClarify    AnsweredBy = "clarify"    // a reference had several candidates: ask which
+	ByAskEntity  AnsweredBy = "ask_entity" // a needed id is missing: ask for it
+	ByNoAccess   AnsweredBy = "not_permitted"
+	ByMissing    AnsweredBy = "missing_link" // a step of a dependent chain found nothing
+	ByAggregate  AnsweredBy = "aggregate"    // a total or count over every matching record
+	ByNoTotal    AnsweredBy = "cannot_total" // a total was asked and no structured look-up can compute it
 )
 
 // Citation ties a numbered marker in the answer to a passage.
@@ -192,6 +256,9 @@ const (
 	StatusFallback Status = "fallback" // failed, and a fallback took over
 	StatusTimeout  Status = "timeout"  // ran out of time: never reported as empty
 	StatusError    Status = "error"
+	StatusMissing  Status = "missing"       // a look-up found no record
+	StatusDenied   Status = "not_permitted" // a look-up refused the actor
+	StatusRejected Status = "rejected"      // a model's output failed validation and was not used
 )
 
 // SubTask is one log line of a sub-task.
@@ -249,6 +316,29 @@ func (s RAG) Clone() RAG {
 	s.Candidates = cloneHits(s.Candidates)
 	s.Docs = cloneHits(s.Docs)
 	s.Citations = slices.Clone(s.Citations)
+	if s.Clarify != nil {
+		c := *s.Clarify
+		c.Candidates = slices.Clone(c.Candidates)
+		s.Clarify = &c
+	}
+	s.Parts = slices.Clone(s.Parts)
+	for i := range s.Parts {
+		s.Parts[i].Evidence = slices.Clone(s.Parts[i].Evidence)
+	}
+	s.Hops = slices.Clone(s.Hops)
+	s.Lookups = slices.Clone(s.Lookups)
+	s.Records = slices.Clone(s.Records)
+	for i := range s.Records {
+		s.Records[i].Fields = maps.Clone(s.Records[i].Fields)
+	}
+	if s.Aggregate != nil {
+		a := *s.Aggregate
+		a.Records = slices.Clone(a.Records)
+		for i := range a.Records {
+			a.Records[i].Fields = maps.Clone(a.Records[i].Fields)
+		}
+		s.Aggregate = &a
+	}
 	s.Usage = slices.Clone(s.Usage)
 	s.Warnings = slices.Clone(s.Warnings)
 	s.SubTasks = slices.Clone(s.SubTasks)
@@ -261,6 +351,9 @@ func (s RAG) Clone() RAG {
 func (q Query) clone() Query {
 	q.Variants = slices.Clone(q.Variants)
 	q.Vector = slices.Clone(q.Vector)
+	q.Resolved = slices.Clone(q.Resolved)
+	q.Unresolved = slices.Clone(q.Unresolved)
+	q.Entities = slices.Clone(q.Entities)
 	return q
 }
 

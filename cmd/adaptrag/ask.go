@@ -111,6 +111,10 @@ func writeJSON(w io.Writer, v any) error {
 func printAnswer(w io.Writer, res *adaptrag.Result) {
 	r := res.Route
 	switch {
+	case res.Clarify != nil:
+		fmt.Fprintf(w, "route:  ask back: %q could mean %s\n", res.Clarify.Mention, strings.Join(res.Clarify.Candidates, ", "))
+	case res.AnsweredBy == state.ByAskEntity:
+		fmt.Fprintln(w, "route:  ask back: the question refers to a record without its id")
 	case res.Decision.Action == plan.ActionDirect:
 		fmt.Fprintf(w, "route:  direct answer (%s)\n", res.Decision.Reason)
 	case r.Fallback:
@@ -128,6 +132,22 @@ func printAnswer(w io.Writer, res *adaptrag.Result) {
 	}
 	if res.Query.Rewritten {
 		fmt.Fprintf(w, "query:  %s\n", clean(res.Query.Text))
+		for _, rv := range res.Query.Resolved {
+			fmt.Fprintf(w, "        %q -> %s (turn %d)\n", rv.Mention, clean(rv.Value), rv.Turn)
+		}
+	}
+	for _, p := range res.Parts {
+		fmt.Fprintf(w, "part %d: %s (%s, %d passages)\n", p.N, clean(p.Question), p.Route, len(p.Evidence))
+	}
+	for _, h := range res.Hops {
+		found := h.Found
+		if h.Error != "" {
+			found = h.Error
+		}
+		fmt.Fprintf(w, "hop %d:  %s %s -> %s (%s)\n", h.N, h.Kind, clean(h.Input), clean(found), h.Status)
+	}
+	if a := res.Aggregate; a != nil {
+		fmt.Fprintf(w, "query:  %s over %d records\n", a.Query, len(a.Records))
 	}
 	fmt.Fprintf(w, "path:   %s\n", strings.Join(append(append([]string{graph.Start}, res.Path...), graph.End), " -> "))
 	if len(res.Docs) > 0 {

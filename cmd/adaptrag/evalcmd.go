@@ -16,15 +16,17 @@ import (
 
 func runEval(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: eval retrieval|router", errUsage)
+		return fmt.Errorf("%w: eval retrieval|router|conversation", errUsage)
 	}
 	switch args[0] {
 	case "retrieval":
 		return evalRetrieval(ctx, e, args[1:])
 	case "router":
 		return evalRouter(ctx, e, args[1:])
+	case "conversation":
+		return evalConversation(ctx, e, args[1:])
 	}
-	return fmt.Errorf("%w: unknown eval %q (retrieval or router)", errUsage, args[0])
+	return fmt.Errorf("%w: unknown eval %q (retrieval, router or conversation)", errUsage, args[0])
 }
 
 // evalRetrieval indexes a BEIR-layout corpus in an in-memory embedded store

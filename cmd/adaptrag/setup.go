@@ -112,9 +112,11 @@ func build(ctx context.Context, o options) (*app, error) {
 	}
 	opts := policy(o.store)
 	opts.TracerProvider = tp
-	a.pipe, err = adaptrag.New(adaptrag.Deps{
-		Docs: a.kb.Docs, FAQ: a.kb.FAQ, Embedder: emb, Classifier: clf, Generator: gen,
-	}, opts)
+	deps := adaptrag.Deps{Docs: a.kb.Docs, FAQ: a.kb.FAQ, Embedder: emb, Classifier: clf, Generator: gen}
+	if o.store == "" {
+		deps.Lookup = samplekb.Lookup() // the sample's orders and products
+	}
+	a.pipe, err = adaptrag.New(deps, opts)
 	if err != nil {
 		return nil, errors.Join(err, a.Close(ctx))
 	}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/adaptrag/adaptrag"
+	"github.com/adaptrag/adaptrag/llm"
+	"github.com/adaptrag/adaptrag/plan"
+	"github.com/adaptrag/adaptrag/query"
+	"github.com/adaptrag/adaptrag/router"
+	"github.com/adaptrag/adaptrag/state"
+)
+
+// evalConversation runs the whole pipeline on conversation cases (the
+// format of query/testdata/conversations.jsonl: history, question, the
+// expected outcome, entities the standalone query must and must not
+// mention, clarify candidates, sub-questions) and reports outcome accuracy,
+// entity recall, wrong-entity rate, clarify precision and recall and
+// sub-question recall. The outcome is the pipeline's: clarify when it asked
+// back, chitchat when it answered without retrieval as small talk, answer
+// otherwise.
+func evalConversation(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "eval conversation")
+	data := fs.String("data", "", "a JSON Lines file of conversation cases")
+	store := fs.String("store", e.getenv("ADAPTRAG_STORE"), "knowledge base (default: the bundled sample)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	if *data == "" {
+		return fmt.Errorf("%w: need --data FILE", errUsage)
+	}
+	cases, err := query.LoadCases(*data)
+	if err != nil {
+		return err
+	}
+	a, err := build(ctx, options{store: *store, llm: llm.ConfigFromEnv()})
+	if err != nil {
+		return err
+	}
+	defer a.Close(context.WithoutCancel(ctx))
+	rep := query.Evaluate(ctx, pipelineRewriter{a.pipe}, cases)
+	if *asJSON {
+		return writeJSON(e.stdout, rep)
+	}
+	return rep.WriteText(e.stdout)
+}
+
+// pipelineRewriter reads the pipeline's understanding of a question off a
+// whole run, so that the evaluation measures what the product does.
+type pipelineRewriter struct{ p *adaptrag.Pipeline }
+
+func (pr pipelineRewriter) Rewrite(ctx context.Context, question string, history []query.Message) (query.Rewrite, error) {
+	res, err := pr.p.Ask(ctx, adaptrag.Request{Question: question, History: history})
+	if err != nil {
+		return query.Rewrite{Text: question}, err
+	}
+	return query.Rewrite{
+		Text: res.Query.Text, Rewritten: res.Query.Rewritten, FollowUp: res.Query.FollowUp,
+		Resolved: res.Query.Resolved, Unresolved: res.Query.Unresolved, Entities: res.Query.Entities,
+		Clarify:   res.Clarify,
+		SmallTalk: res.Route.QueryType == router.Chitchat || res.AnsweredBy == state.ByChitchat || res.Decision.Action == plan.ActionDirect,
+		Rule:      string(res.AnsweredBy),
+	}, nil
+}

@@ -1,0 +1,137 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/adaptrag/adaptrag/plan"
+	"github.com/adaptrag/adaptrag/state"
+)
+
+// Fork is the node the parts fan out from: one branch per part (see
+// SplitParts and MergeParts).
+func (n *Nodes) Fork(ctx context.Context, s state.RAG) (state.RAG, error) {
+	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("adaptrag.parts", len(s.Parts)))
+	return s, nil
+}
+
+// SplitParts is the split function of the parts map: one state per part,
+// each asking its own sub-question, with the run's plan and conversation.
+func SplitParts(s state.RAG) []state.RAG {
+	out := make([]state.RAG, len(s.Parts))
+	for i, p := range s.Parts {
+		sub := state.RAG{
+			Question: p.Question, History: s.History, Source: s.Source, SearchOnly: s.SearchOnly, Adjust: s.Adjust,
+			Query:    state.Query{Text: p.Question, Entities: s.Query.Entities},
+			Decision: s.Decision, Route: s.Route,
+			Parts: []state.Part{p},
+		}
+		out[i] = sub
+	}
+	return out
+}
+
+// Part answers one sub-question's retrieval in its own branch: it profiles
+// and plans the sub-question, searches (dense top-k, or hybrid and rerank)
+// and keeps its evidence, so that each part is retrieved and cited apart.
+func (n *Nodes) Part(ctx context.Context, s state.RAG) (state.RAG, error) {
+	if len(s.Parts) != 1 {
+		return s, fmt.Errorf("%s: a part state carries one part, got %d", NodePart, len(s.Parts))
+	}
+	start := time.Now()
+	var err error
+	if s, err = n.Classify(ctx, s); err != nil {
+		return s, err
+	}
+	if s.Route.QueryType == "chitchat" {
+		// A part of a real question is never small talk: search it.
+		s.Route.QueryType = "factual"
+	}
+	if s, err = n.Plan(ctx, s); err != nil {
+		return s, err
+	}
+	if s, err = n.FAQ(ctx, s); err != nil {
+		return s, err
+	}
+	switch s.Plan.Mode {
+	case plan.ModeDense:
+		s, err = n.Dense(ctx, s)
+	case plan.ModeHybrid:
+		if s, err = n.Hybrid(ctx, s); err == nil {
+			s, err = n.Rerank(ctx, s)
+		}
+	}
+	if err != nil {
+		return s, err
+	}
+	if s, err = n.Evidence(ctx, s); err != nil {
+		return s, err
+	}
+	p := &s.Parts[0]
+	p.Route, p.Status = s.Route.QueryType, state.StatusOK
+	if len(s.Docs) == 0 {
+		p.Status = state.StatusEmpty
+	}
+	for _, h := range s.Docs {
+		p.Evidence = append(p.Evidence, h.Chunk.ID)
+	}
+	s.Log(state.SubTask{Node: NodePart, Kind: "subquestion", Task: fmt.Sprintf("part %d", p.N), Input: p.Question, Query: s.Query.Text,
+		Hits: len(s.Docs), IDs: p.Evidence, Status: p.Status, Took: time.Since(start)})
+	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("adaptrag.part", p.N), attribute.Int("adaptrag.part.evidence", len(s.Docs)))
+	return s, nil
+}
+
+// MergeParts joins the parts' branches: their evidence in part order (a
+// passage two parts share is kept once, under the first), their parts,
+// sub-tasks, warnings and usage.
+func MergeParts(base state.RAG, parts []state.RAG) (state.RAG, error) {
+	base.Parts, base.Docs, base.Candidates = nil, nil, nil
+	seen := map[string]bool{}
+	for _, p := range parts {
+		if len(p.Parts) == 1 {
+			part := p.Parts[0]
+			part.Evidence = nil
+			for _, h := range p.Docs {
+				if !seen[h.Chunk.ID] {
+					seen[h.Chunk.ID] = true
+					base.Docs = append(base.Docs, h)
+				}
+				part.Evidence = append(part.Evidence, h.Chunk.ID)
+			}
+			base.Parts = append(base.Parts, part)
+		}
+		base.Candidates = append(base.Candidates, p.Candidates...)
+		base.SubTasks = append(base.SubTasks, p.SubTasks...)
+		base.Warnings = append(base.Warnings, p.Warnings...)
+		base.Usage = append(base.Usage, p.Usage...)
+		if base.Plan == nil && p.Plan != nil {
+			pl := *p.Plan
+			base.Plan = &pl
+		}
+	}
+	return base, nil
+}
+
+// Combine is the join of the parts map: the merge has already gathered the
+// parts' evidence; it records the outcome on the span.
+func (n *Nodes) Combine(ctx context.Context, s state.RAG) (state.RAG, error) {
+	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("adaptrag.parts", len(s.Parts)), attribute.Int("adaptrag.evidence.kept", len(s.Docs)))
+	return s, nil
+}
+
+// partOf returns the number of the part whose evidence holds the hit with
+// id, or 0.
+func partOf(s *state.RAG, id string) int {
+	for _, p := range s.Parts {
+		for _, e := range p.Evidence {
+			if e == id {
+				return p.N
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,862 @@
+package query
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/adaptrag/adaptrag/router"
+)
+
+// Message is one turn of a conversation, as chat APIs send it.
+type Message struct {
+	Role    string `json:"role"` // "user" or "assistant"
+	Content string `json:"content"`
+}
+
+// Resolution records what a referring expression was taken to mean.
+type Resolution struct {
+	Mention string `json:"mention"` // as written in the question ("这个", "it")
+	Value   string `json:"value"`   // the entity it stands for ("P-204")
+	Turn    int    `json:"turn"`    // index into the history of the message the value came from
+}
+
+// Clarify asks the user which of several candidates a reference means.
+type Clarify struct {
+	Mention    string   `json:"mention"`
+	Candidates []string `json:"candidates"`
+}
+
+// Rules recorded in Rewrite.Rule.
+const (
+	RuleEmpty      = "empty"      // nothing to understand
+	RuleSmallTalk  = "small_talk" // the question is only small talk
+	RuleNoHistory  = "no_history" // no conversation before the question
+	RuleStandalone = "standalone" // the question stands on its own
+	RuleReference  = "reference"  // a reference resolved to one candidate (or all, for a plural)
+	RuleClarify    = "clarify"    // two or more candidates compete: ask back
+	RuleUnresolved = "unresolved" // a reference with no candidate: the previous topic is carried
+	RuleCarry      = "carry"      // no topic of its own: the previous subject, times or topic are carried
+	// Elided questions ("那 X 呢", "What about X?") take the previous
+	// question with one part changed; the suffix says which part.
+	RuleEllipsisEntity      = "ellipsis:entity"      // an entity or number of the same slot replaced
+	RuleEllipsisPreposition = "ellipsis:preposition" // "and for X": the phrase after the same preposition
+	RuleEllipsisContrast    = "ellipsis:contrast"    // 国内 -> 国际, employees -> interns
+	RuleEllipsisHead        = "ellipsis:head"        // a phrase with the same head noun (差旅住宿费 -> 餐费)
+	RuleEllipsisSubject     = "ellipsis:subject"     // the subject of a Chinese question (年假 -> 调休)
+	RuleEllipsisCarry       = "ellipsis:carry"       // no slot found: the new term with the previous question
+)
+
+// Rewrite is the understanding of one turn.
+type Rewrite struct {
+	// Text is the standalone query retrieval uses; it equals the question
+	// when nothing was done.
+	Text      string
+	Rewritten bool // Text differs from the question
+	FollowUp  bool // the question depended on the history
+	// SmallTalk reports that the question is only small talk (greetings,
+	// thanks, farewells): nothing to retrieve.
+	SmallTalk  bool
+	Resolved   []Resolution
+	Unresolved []string // references that found no candidate
+	Entities   []Entity // of Text, each with its role
+	// Clarify, when not nil, means two or more candidates compete for a
+	// reference: retrieve nothing and ask the user.
+	Clarify *Clarify
+	Rule    string // which rule decided (for the log)
+}
+
+// Rewriter turns a question and the conversation before it into a
+// standalone query. Implementations are safe for concurrent use.
+type Rewriter interface {
+	Rewrite(ctx context.Context, question string, history []Message) (Rewrite, error)
+}
+
+// RewriterFunc adapts a function to Rewriter.
+type RewriterFunc func(ctx context.Context, question string, history []Message) (Rewrite, error)
+
+// Rewrite calls f.
+func (f RewriterFunc) Rewrite(ctx context.Context, question string, history []Message) (Rewrite, error) {
+	return f(ctx, question, history)
+}
+
+// DefaultWindow is how many of the most recent history messages Offline
+// reads when Offline.Window is 0.
+const DefaultWindow = 8
+
+// maxDepth bounds how far back the previous question is itself rewritten
+// ("P-204 保修多久" -> "P-205 呢" -> "P-206 呢").
+const maxDepth = 2
+
+// Offline rewrites follow-up questions with rules over the history, without
+// a model. Its zero value is ready to use and safe for concurrent use.
+//
+// Rules, first match wins: only small talk; no history; an elided question
+// ("那 X 呢", "What about X?") becomes the previous question with X in place
+// of the part of the same kind; a reference ("这个", "it", "它的") is
+// resolved to the one candidate of the most recent exchange that names any,
+// or asks back (Clarify) when two of the same kind compete, or carries the
+// previous topic when there is none; a question without a topic of its own
+// ("现在能退吗？") carries the previous subject and times; otherwise the
+// question stands alone. See the package documentation for the limits.
+type Offline struct {
+	// Window is how many of the most recent history messages are read; 0
+	// means DefaultWindow.
+	Window int
+}
+
+var _ Rewriter = Offline{}
+
+// Rewrite implements Rewriter. It never fails; it returns ctx's error only
+// when ctx is already done.
+func (o Offline) Rewrite(ctx context.Context, question string, history []Message) (Rewrite, error) {
+	if err := ctx.Err(); err != nil {
+		return Rewrite{Text: question, Rule: RuleStandalone}, err
+	}
+	return o.rewrite(question, history, maxDepth), nil
+}
+
+// hmsg is a history message of the window, parsed.
+type hmsg struct {
+	idx  int
+	role string
+	t    *text
+}
+
+func (o Offline) window(history []Message) []hmsg {
+	n := o.Window
+	if n <= 0 {
+		n = DefaultWindow
+	}
+	start := max(0, len(history)-n)
+	out := make([]hmsg, 0, len(history)-start)
+	for k := start; k < len(history); k++ {
+		m := history[k]
+		if strings.TrimSpace(m.Content) == "" {
+			continue
+		}
+		role := m.Role
+		if role != "assistant" {
+			role = "user"
+		}
+		out = append(out, hmsg{idx: k, role: role, t: newText(m.Content)})
+	}
+	return out
+}
+
+func (o Offline) rewrite(question string, history []Message, depth int) Rewrite {
+	r := Rewrite{Text: question, Rule: RuleStandalone}
+	if strings.TrimSpace(question) == "" {
+		r.Rule = RuleEmpty
+		return r
+	}
+	if router.DetectSmallTalk(question).Only {
+		r.Rule, r.SmallTalk = RuleSmallTalk, true
+		return r
+	}
+	core := stripTalkLead(question)
+	q := newText(core)
+	qt := q.tokens()
+	win := o.window(history)
+	if len(win) == 0 {
+		r.Rule = RuleNoHistory
+		return finish(r, question, q)
+	}
+	// The previous question, itself understood in its own context.
+	var p *text
+	var pt []token
+	for k := len(win) - 1; k >= 0; k-- {
+		if win[k].role != "user" || router.DetectSmallTalk(win[k].t.src).Only {
+			continue
+		}
+		p = win[k].t
+		if depth > 0 {
+			if pr := o.rewrite(p.src, history[:win[k].idx], depth-1); pr.Rewritten && pr.Clarify == nil {
+				p = newText(pr.Text)
+			}
+		}
+		pt = p.tokens()
+		break
+	}
+	refs := q.refs(qt)
+	if p != nil {
+		if i, j, ok := q.ellipsis(qt, refs); ok {
+			r.Text, r.Rule = elide(q, qt, i, j, p, pt)
+			r.FollowUp = true
+			return finish(r, question, q)
+		}
+	}
+	if len(refs) > 0 {
+		return resolve(r, question, q, refs, win, p, pt)
+	}
+	if p != nil {
+		if ctx := carry(q, qt, p, pt); ctx != "" {
+			r.Text, r.Rule, r.FollowUp = join(ctx, q.src, q.han), RuleCarry, true
+		}
+	}
+	return finish(r, question, q)
+}
+
+// finish makes sure every entity of the question is in the text, and fills
+// Rewritten and Entities.
+func finish(r Rewrite, question string, q *text) Rewrite {
+	if r.Text == question {
+		if q.src == question {
+			r.Entities = q.entities()
+		} else {
+			r.Entities = Entities(question)
+		}
+		return r
+	}
+	rt := newText(r.Text)
+	var missing []string
+	for k := range q.spans {
+		if !hasEntity(rt, &q.spans[k]) {
+			missing = append(missing, q.spans[k].value)
+		}
+	}
+	if len(missing) > 0 {
+		r.Text = strings.Join(missing, " ") + " " + r.Text
+		rt = newText(r.Text)
+	}
+	r.Rewritten = true
+	r.Entities = rt.entities()
+	return r
+}
+
+func hasEntity(t *text, s *span) bool {
+	for k := range t.spans {
+		if sameEntity(&t.spans[k], s) {
+			return true
+		}
+	}
+	return false
+}
+
+// stripTalkLead removes small talk before the first clause of a question
+// ("谢谢！另外，…", "thanks! and what about …").
+func stripTalkLead(q string) string {
+	for {
+		cut := strings.IndexFunc(q, func(r rune) bool {
+			r = fold(r)
+			return r == ',' || r == '!' || r == '.' || r == ';' || r == '~' || r == '。'
+		})
+		if cut <= 0 {
+			return q
+		}
+		_, n := utf8.DecodeRuneInString(q[cut:])
+		lead, rest := q[:cut], strings.TrimSpace(q[cut+n:])
+		if rest == "" || !router.DetectSmallTalk(lead).Only {
+			return q
+		}
+		q = rest
+	}
+}
+
+// join puts carried context before a question.
+func join(ctx, q string, han bool) string {
+	if han {
+		return ctx + "：" + q
+	}
+	return ctx + ": " + q
+}
+
+// dateDesc describes a date with its role: "去年购买", "purchased last year".
+func dateDesc(s *span, han bool) string {
+	if han {
+		switch s.role {
+		case RolePurchase:
+			return s.value + "购买"
+		case RoleReceipt:
+			return s.value + "签收"
+		case RoleShipment:
+			return s.value + "发货"
+		}
+		return s.value
+	}
+	switch s.role {
+	case RolePurchase:
+		return "purchased " + s.value
+	case RoleReceipt:
+		return "received " + s.value
+	case RoleShipment:
+		return "shipped " + s.value
+	}
+	return s.value
+}
+
+func paren(parts []string, han bool) string {
+	if len(parts) == 0 {
+		return ""
+	}
+	if han {
+		return "（" + strings.Join(parts, "，") + "）"
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// idText is an identifier with the word that introduced it ("订单 A100").
+func idText(s *span) string {
+	if s.kind == Order && s.cue != "" && s.cue != "#" {
+		return s.cue + " " + s.value
+	}
+	return s.value
+}
+
+// cand is a candidate referent.
+type cand struct {
+	s    *span
+	idx  int // history index of its message
+	from *text
+}
+
+// candidates returns the identifiers of the most recent exchange (a user
+// message and the replies after it) that names any identifier not already
+// in the question, in order of mention.
+func candidates(win []hmsg, q *text) []cand {
+	end := len(win)
+	for end > 0 {
+		start := end - 1
+		for start > 0 && win[start].role != "user" {
+			start--
+		}
+		var cs []cand
+		for m := start; m < end; m++ {
+			t := win[m].t
+		next:
+			for k := range t.spans {
+				s := &t.spans[k]
+				if !s.subject() || hasEntity(q, s) {
+					continue
+				}
+				for _, c := range cs {
+					if sameEntity(c.s, s) {
+						continue next
+					}
+				}
+				cs = append(cs, cand{s: s, idx: win[m].idx, from: t})
+			}
+		}
+		if len(cs) > 0 {
+			return cs
+		}
+		end = start
+	}
+	return nil
+}
+
+// resolve handles a question with references.
+func resolve(r Rewrite, question string, q *text, refs []ref, win []hmsg, p *text, pt []token) Rewrite {
+	r.FollowUp = true
+	things := refs[:0:0]
+	for _, rf := range refs {
+		if !rf.person {
+			things = append(things, rf)
+		}
+	}
+	var cs []cand
+	if len(things) > 0 {
+		cs = candidates(win, q)
+	}
+	if len(cs) == 0 {
+		r.Rule = RuleUnresolved
+		for _, rf := range refs {
+			r.Unresolved = append(r.Unresolved, q.orig(rf.i, rf.j))
+		}
+		if p != nil {
+			if ctx := p.keywords(pt, 0, len(p.cs), conflicts(q)); ctx != "" {
+				r.Text = join(ctx, q.src, q.han)
+			}
+		}
+		return finish(r, question, q)
+	}
+	plural := false
+	for _, rf := range things {
+		plural = plural || rf.plural
+	}
+	if !plural {
+		kinds := map[EntityKind]int{}
+		clar := false
+		for _, c := range cs {
+			kinds[c.s.kind]++
+			clar = clar || kinds[c.s.kind] >= 2
+		}
+		if clar {
+			r.Rule = RuleClarify
+			c := &Clarify{Mention: q.orig(things[0].i, things[0].j)}
+			for _, x := range cs {
+				c.Candidates = append(c.Candidates, x.s.value)
+			}
+			r.Clarify = c
+			r.Entities = q.entities()
+			if q.src != question {
+				r.Entities = Entities(question)
+			}
+			return r
+		}
+	}
+	// The value each reference stands for.
+	var vals []string
+	for _, c := range cs {
+		vals = append(vals, idText(c.s))
+	}
+	value := strings.Join(vals, " ")
+	if plural && len(vals) > 1 {
+		if q.han {
+			value = strings.Join(vals, " 和 ")
+		} else {
+			value = strings.Join(vals[:len(vals)-1], ", ") + " and " + vals[len(vals)-1]
+		}
+	}
+	// Times said with the referent keep their role.
+	var dates []string
+	if !hasKind(q, Date) {
+		from := cs[0].from
+		for k := range from.spans {
+			if from.spans[k].kind == Date {
+				dates = append(dates, dateDesc(&from.spans[k], q.han))
+			}
+		}
+	}
+	var b strings.Builder
+	last := 0
+	for n, rf := range things {
+		b.WriteString(q.src[last:q.off(rf.i)])
+		v := value
+		switch {
+		case rf.poss && q.han:
+			v += "的"
+		case rf.poss:
+			v += "'s"
+		case rf.det && q.han:
+			v += " "
+		}
+		if n == 0 {
+			v += paren(dates, q.han)
+		}
+		b.WriteString(v)
+		last = q.off(rf.j)
+		for _, c := range cs {
+			r.Resolved = append(r.Resolved, Resolution{Mention: q.orig(rf.i, rf.j), Value: c.s.value, Turn: c.idx})
+		}
+	}
+	b.WriteString(q.src[last:])
+	r.Text, r.Rule = b.String(), RuleReference
+	return finish(r, question, q)
+}
+
+func hasKind(t *text, k EntityKind) bool {
+	for _, s := range t.spans {
+		if s.kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// conflicts returns a filter dropping the entities of another text that the
+// question replaces (same slot).
+func conflicts(q *text) func(*span) bool {
+	return func(s *span) bool {
+		for k := range q.spans {
+			if sameSlot(s, &q.spans[k]) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// carry returns the context a question without a topic of its own takes
+// from the previous question: its identifiers and times (with their roles),
+// or its topic when it names no identifier. It returns "" for a question
+// that stands alone.
+func carry(q *text, qt []token, p *text, pt []token) string {
+	han, words, subject := q.topic(qt)
+	if subject {
+		return ""
+	}
+	noTopic := han < 2 && words == 0
+	cue := false
+	if !noTopic && !hasKind(q, Date) {
+		if q.han {
+			cue = q.hasAnyHan(0, len(q.cs), hanContinuation) != "" && utf8.RuneCountInString(q.src) <= 16
+		} else {
+			n := 0
+			for _, tk := range qt {
+				if tk.kind == tokWord {
+					n++
+					cue = cue || latinContinuation[tk.low]
+				}
+			}
+			cue = cue && n <= 8
+		}
+	}
+	if !noTopic && !cue {
+		return ""
+	}
+	var ids, dates []string
+	for k := range p.spans {
+		s := &p.spans[k]
+		switch {
+		case s.subject():
+			ids = append(ids, idText(s))
+		case s.kind == Date && !conflicts(q)(s):
+			dates = append(dates, dateDesc(s, q.han))
+		}
+	}
+	if len(ids) > 0 {
+		return strings.Join(ids, " ") + paren(dates, q.han)
+	}
+	if cue && len(dates) == 0 {
+		return ""
+	}
+	return p.keywords(pt, 0, len(p.cs), conflicts(q))
+}
+
+// edit replaces chars [i, j) of a text.
+type edit struct {
+	i, j int
+	s    string
+}
+
+func applyEdits(t *text, edits []edit) string {
+	sort.Slice(edits, func(a, b int) bool { return edits[a].i < edits[b].i })
+	var b strings.Builder
+	last := 0
+	for _, e := range edits {
+		if t.off(e.i) < last {
+			continue
+		}
+		b.WriteString(t.src[last:t.off(e.i)])
+		b.WriteString(e.s)
+		last = t.off(e.j)
+	}
+	b.WriteString(t.src[last:])
+	return b.String()
+}
+
+// alphaPrefix is the letters an identifier key starts with ("DK" of DK3).
+func alphaPrefix(key string) string {
+	for k, r := range key {
+		if !isLetter(r) {
+			return key[:k]
+		}
+	}
+	return key
+}
+
+// elide rewrites the elided question whose phrase is chars [i, j) of q as
+// the previous question p with the phrase in place of the part it replaces.
+func elide(q *text, qt []token, i, j int, p *text, pt []token) (string, string) {
+	var xs []*span
+	for k := range q.spans {
+		if s := &q.spans[k]; s.i >= i && s.j <= j {
+			xs = append(xs, s)
+		}
+	}
+	if len(xs) > 0 {
+		return elideEntities(q, qt, i, j, xs, p)
+	}
+	return elideTerm(q, qt, i, j, p, pt)
+}
+
+func elideEntities(q *text, qt []token, i, j int, xs []*span, p *text) (string, string) {
+	used := make([]bool, len(p.spans))
+	var edits []edit
+	var extra []string
+	for _, x := range xs {
+		best, bestScore := -1, -1
+		for k := range p.spans {
+			ps := &p.spans[k]
+			if used[k] || !sameSlot(ps, x) {
+				continue
+			}
+			score := 0
+			if ps.kind == x.kind {
+				score += 4
+			}
+			if ps.subject() && alphaPrefix(ps.key) == alphaPrefix(x.key) {
+				score += 2
+			}
+			if ps.numeric() && ps.unit == x.unit {
+				score += 2
+			}
+			if ps.kind == Date && ps.role == x.role {
+				score++
+			}
+			if score > bestScore {
+				best, bestScore = k, score
+			}
+		}
+		xv := q.orig(x.i, x.j)
+		if best < 0 {
+			extra = append(extra, xv)
+			continue
+		}
+		used[best] = true
+		ps := &p.spans[best]
+		if x.kind == Number && x.unit == "" && ps.kind != Number && ps.nj > ps.ni {
+			edits = append(edits, edit{ps.ni, ps.nj, xv}) // 30 天 + "40 呢" -> 40 天
+		} else {
+			edits = append(edits, edit{ps.i, ps.j, xv})
+		}
+	}
+	// Content of the phrase besides its entities ("海外的 P-205 呢").
+	var rest []token
+	for _, tk := range qt {
+		if tk.i >= i && tk.j <= j && tk.kind != tokSpan {
+			rest = append(rest, tk)
+		}
+	}
+	if han, words, _ := q.topic(rest); han >= 2 || words > 0 {
+		if kw := q.keywords(rest, i, j, nil); kw != "" && !containsFold(p.src, kw) {
+			extra = append(extra, kw)
+		}
+	}
+	if len(edits) == 0 {
+		return join(strings.Join(extra, " "), p.src, q.han), RuleEllipsisCarry
+	}
+	out := applyEdits(p, edits)
+	if len(extra) > 0 {
+		out = strings.Join(extra, " ") + " " + out
+	}
+	return out, RuleEllipsisEntity
+}
+
+// elideTerm replaces a part of p by a phrase that is not an entity.
+func elideTerm(q *text, qt []token, i, j int, p *text, pt []token) (string, string) {
+	modifier := false
+	if q.han {
+		for j > i && (q.at(j-1) == '的' || isSpace(q.at(j-1))) {
+			j--
+			modifier = true
+		}
+		for i < j && (q.at(i) == '是' || isSpace(q.at(i))) {
+			i++
+		}
+	} else {
+		for _, tk := range qt {
+			if tk.i == i && tk.kind == tokWord && (tk.low == "the" || tk.low == "a" || tk.low == "an") {
+				i = q.skipSpaces(tk.j)
+			}
+		}
+	}
+	if i >= j {
+		return p.src, RuleEllipsisCarry
+	}
+	term := q.orig(i, j)
+	var words []token
+	for _, tk := range qt {
+		if tk.i >= i && tk.j <= j && tk.kind == tokWord {
+			words = append(words, tk)
+		}
+	}
+	// "and for contractors": the phrase after the same preposition.
+	if !q.han && len(words) >= 2 && words[0].i == i && prepositions[words[0].low] {
+		if out, ok := replaceAfterPreposition(p, pt, words[0].low, q.orig(q.skipSpaces(words[0].j), j)); ok {
+			return out, RuleEllipsisPreposition
+		}
+	}
+	if out, ok := replaceContrast(q, i, j, words, p, pt); ok {
+		return out, RuleEllipsisContrast
+	}
+	if out, ok := replaceHead(q, i, j, words, p, pt, term); ok {
+		return out, RuleEllipsisHead
+	}
+	if q.han && p.han && !modifier {
+		if s0, m, ok := hanSubject(p); ok {
+			return applyEdits(p, []edit{{s0, m, term}}), RuleEllipsisSubject
+		}
+	}
+	if q.han && p.han && modifier {
+		if s0, m, ok := hanSubject(p); ok {
+			for k := s0; k < m; k++ {
+				if p.at(k) == '的' {
+					return applyEdits(p, []edit{{s0, k, term}}), RuleEllipsisSubject
+				}
+			}
+			return applyEdits(p, []edit{{s0, s0, term + "的"}}), RuleEllipsisSubject
+		}
+	}
+	if modifier {
+		term += "的"
+	}
+	return join(term, p.src, q.han), RuleEllipsisCarry
+}
+
+// replaceAfterPreposition replaces the phrase after the last prep of p.
+func replaceAfterPreposition(p *text, pt []token, prep, with string) (string, bool) {
+	at := -1
+	for k, tk := range pt {
+		if tk.kind == tokWord && tk.low == prep {
+			at = k
+		}
+	}
+	if at < 0 || at+1 >= len(pt) {
+		return "", false
+	}
+	end := at + 1
+	for end < len(pt) {
+		tk := pt[end]
+		if tk.kind == tokPunct || tk.kind == tokWord && end > at+1 && (auxWords[tk.low] || whWords[tk.low] || prepositions[tk.low] || tk.low == "and" || tk.low == "or" || tk.low == "but") {
+			break
+		}
+		end++
+	}
+	if end == at+1 {
+		return "", false
+	}
+	return applyEdits(p, []edit{{pt[at+1].i, pt[end-1].j, with}}), true
+}
+
+// replaceContrast swaps a member of a contrast set (国内 -> 国际).
+func replaceContrast(q *text, i, j int, words []token, p *text, pt []token) (string, bool) {
+	if q.han {
+		phrase := q.folded(i, j)
+		for _, set := range contrastSets {
+			for _, m := range set {
+				if !strings.Contains(phrase, m) || !isHanString(m) {
+					continue
+				}
+				for _, o := range set {
+					if o == m || !isHanString(o) || strings.Contains(m, o) || strings.Contains(o, m) {
+						continue
+					}
+					if at := indexHan(p, o); at >= 0 {
+						return applyEdits(p, []edit{{at, at + utf8.RuneCountInString(o), m}}), true
+					}
+				}
+			}
+		}
+	}
+	for _, w := range words {
+		set, ok := contrastIndex[singular(w.low)]
+		if !ok {
+			set, ok = contrastIndex[w.low]
+		}
+		if !ok {
+			continue
+		}
+		for _, tk := range pt {
+			if tk.kind != tokWord || tk.low == w.low || singular(tk.low) == singular(w.low) {
+				continue
+			}
+			if s2, ok := contrastIndex[singular(tk.low)]; ok && s2 == set || contrastIndex[tk.low] == set && ok {
+				return applyEdits(p, []edit{{tk.i, tk.j, q.orig(w.i, w.j)}}), true
+			}
+		}
+	}
+	return "", false
+}
+
+func isHanString(s string) bool {
+	for _, r := range s {
+		if !isHan(r) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// indexHan returns the char index of the last occurrence of s in p outside
+// entities, or -1.
+func indexHan(p *text, s string) int {
+	n := utf8.RuneCountInString(s)
+	for k := len(p.cs) - n; k >= 0; k-- {
+		if p.hasAt(k, s) && p.spanAt(k) < 0 {
+			return k
+		}
+	}
+	return -1
+}
+
+// replaceHead swaps the phrase of p that ends in the phrase's head noun
+// (annual leave -> sick leave, 差旅住宿费 -> 餐费).
+func replaceHead(q *text, i, j int, words []token, p *text, pt []token, term string) (string, bool) {
+	if !q.han {
+		if len(words) == 0 || words[len(words)-1].j != j {
+			return "", false
+		}
+		head := singular(words[len(words)-1].low)
+		if stopWords[head] || len(words) == 1 && latinVerb(head) {
+			return "", false
+		}
+		for k := len(pt) - 1; k >= 0; k-- {
+			tk := pt[k]
+			if tk.kind != tokWord || singular(tk.low) != head {
+				continue
+			}
+			s := k
+			for s > 0 && pt[s-1].kind == tokWord && !stopWords[pt[s-1].low] && !prepositions[pt[s-1].low] && !auxWords[pt[s-1].low] && !whWords[pt[s-1].low] && !latinVerb(pt[s-1].low) {
+				s--
+			}
+			if compactKey(p.orig(pt[s].i, tk.j)) == compactKey(term) {
+				return "", false
+			}
+			return applyEdits(p, []edit{{pt[s].i, tk.j, term}}), true
+		}
+		return "", false
+	}
+	n := j - i
+	for _, sl := range []int{2, 1} {
+		if sl > n {
+			continue
+		}
+		suf := q.folded(j-sl, j)
+		if !isHanString(suf) || strings.ContainsAny(suf, hanBoundary) {
+			continue
+		}
+		at := indexHan(p, suf)
+		if at < 0 {
+			continue
+		}
+		e := at + sl
+		s := at
+		for s > 0 && isHan(p.at(s-1)) && !strings.ContainsRune(hanBoundary, p.at(s-1)) && p.spanAt(s-1) < 0 && e-s < n+4 {
+			s--
+		}
+		if compactKey(p.orig(s, e)) == compactKey(term) {
+			return "", false
+		}
+		return applyEdits(p, []edit{{s, e, term}}), true
+	}
+	return "", false
+}
+
+// hanSubject returns the subject of a Chinese question: from its first
+// content character to the first predicate marker at least two characters
+// later ("年假 | 可以折现吗", "差旅报销 | 要在多少天内提交").
+func hanSubject(p *text) (int, int, bool) {
+	s0 := 0
+	for s0 < len(p.cs) && !isHan(p.at(s0)) && !isAlnum(p.at(s0)) {
+		s0++
+	}
+	for s0 < len(p.cs) {
+		if n := p.longestAt(hanScaffold, s0, len(p.cs)); n > 0 && p.longestAt(hanProtected, s0, len(p.cs)) == 0 {
+			s0 += n
+			continue
+		}
+		break
+	}
+	for m := s0 + 2; m < len(p.cs); m++ {
+		if !isHan(p.at(m)) {
+			if isPunct(p.at(m)) {
+				return 0, 0, false
+			}
+			continue
+		}
+		for _, mk := range hanPredicateMarkers {
+			if p.hasAt(m, mk) {
+				for k := s0; k < m; k++ {
+					if p.spanAt(k) >= 0 || !isHan(p.at(k)) && !isSpace(p.at(k)) {
+						return 0, 0, false
+					}
+				}
+				return s0, m, true
+			}
+		}
+	}
+	return 0, 0, false
+}
