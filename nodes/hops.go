@@ -111,6 +111,10 @@ func (n *Nodes) Hops(ctx context.Context, s state.RAG) (state.RAG, error) {
 	}
 	c := CallerOf(ctx)
 	queue := n.lookupIDs(&s)
+	fromQuestion := map[keyRef]bool{}
+	for _, r := range queue {
+		fromQuestion[r] = true
+	}
 	seen := map[keyRef]bool{}
 	var linked []string
 	for len(queue) > 0 && len(s.Hops) < maxHops {
@@ -137,8 +141,14 @@ func (n *Nodes) Hops(ctx context.Context, s state.RAG) (state.RAG, error) {
 			}
 		case errors.Is(err, retrieval.ErrNotPermitted):
 			hop.Status, hop.Error, t.Status, t.Err = state.StatusDenied, err.Error(), state.StatusDenied, err.Error()
-		case errors.Is(err, retrieval.ErrNotFound):
+		case errors.Is(err, retrieval.ErrNotFound) && !fromQuestion[ref] && len(s.Hops) > 0 || errors.Is(err, retrieval.ErrNotFound) && n.named(s.Query.Text, ref.kind):
 			hop.Status, hop.Error, t.Status, t.Err = state.StatusMissing, err.Error(), state.StatusMissing, err.Error()
+		case errors.Is(err, retrieval.ErrNotFound):
+			// An id that only looks like a record's ("tier-1"), the question
+			// not naming the kind: no chain, an ordinary search.
+			t.Status, t.Err = state.StatusMissing, err.Error()
+			s.Log(t)
+			continue
 		default:
 			hop.Status, hop.Error, t.Status, t.Err = statusOf(err), err.Error(), statusOf(err), err.Error()
 		}
@@ -191,6 +201,23 @@ func (n *Nodes) hopQuery(q string, lookups, linked []string) string {
 		}
 	}
 	return strings.TrimSpace(q[:start] + repl + q[end:])
+}
+
+// named reports whether q uses a word for the record kind ("订单",
+// "order").
+func (n *Nodes) named(q, kind string) bool {
+	q = strings.ToLower(q)
+	for _, k := range n.p.Lookup.Kinds() {
+		if k.Name != kind {
+			continue
+		}
+		for _, a := range k.Aliases {
+			if strings.Contains(q, strings.ToLower(a)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // maxHops bounds a chain.
