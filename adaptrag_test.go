@@ -691,3 +691,19 @@ func TestLLMRerankerTokensAreCounted(t *testing.T) {
 	}
 	t.Error("no usage entry for the rerank node")
 }
+
+// A stream that fails after the run started reports how far it got.
+func TestStreamFailureCarriesPartialResult(t *testing.T) {
+	f := newFixture(t)
+	f.docs.fail = retrieval.ErrUnavailable
+	var got *adaptrag.Result
+	var gotErr error
+	for ev, err := range f.pipeline(t).Stream(context.Background(), adaptrag.Request{Question: "退货要在几天内发起？"}) {
+		if err != nil {
+			got, gotErr = ev.Result, err
+		}
+	}
+	if !errors.Is(gotErr, retrieval.ErrUnavailable) || got == nil || !strings.Contains(strings.Join(got.Path, ","), adaptrag.NodeDense) {
+		t.Fatalf("err %v, partial result %+v", gotErr, got)
+	}
+}

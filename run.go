@@ -103,9 +103,11 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Result, error) {
 }
 
 // Stream answers one question like Ask and yields an EventNode as each
-// node finishes, EventToken pieces of the answer, then one EventResult. A failed run ends with one (zero
-// Event, error) pair. Breaking out of the loop cancels the run. Each range
-// over the sequence starts a new run.
+// node finishes, EventToken pieces of the answer, then one EventResult. A
+// failed run ends with one error: paired with an EventResult holding the
+// partial result (the path reached) when the run started, with the zero
+// Event when the request was refused before it. Breaking out of the loop
+// cancels the run. Each range over the sequence starts a new run.
 func (p *Pipeline) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		stopped := false
@@ -118,6 +120,9 @@ func (p *Pipeline) Stream(ctx context.Context, req Request) iter.Seq2[Event, err
 		})
 		switch {
 		case stopped:
+		case err != nil && res != nil:
+			// The partial result says how far the run got (its path).
+			yield(Event{Kind: EventResult, Result: res}, err)
 		case err != nil:
 			yield(Event{}, err)
 		default:
