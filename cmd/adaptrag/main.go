@@ -53,6 +53,7 @@ func commands() []command {
 		{"ls", "ls [--store LOC] [--tenant T] [--json]", "list the documents of a knowledge base", runLs},
 		{"eval", "eval retrieval|router ...", "evaluate retrieval or the router on a data set", runEval},
 		{"bench", "bench cost [--json]", "measure latency and tokens per route class", runBench},
+		{"mcp", "mcp [--store LOC] [--classifier offline|llm|cascade] [--tenant T] [--actor A] [--max-k N] [-v]", "serve the knowledge base to an MCP client (agent) over stdio", runMCP},
 	}
 }
 
