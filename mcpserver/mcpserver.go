@@ -99,6 +99,12 @@ type Config struct {
 	Instructions string
 	// Logger logs server activity; nil logs nothing.
 	Logger *slog.Logger
+	// DisableLocalhostProtection lets Handler serve requests that arrive on
+	// a loopback address with another Host header: set it when a reverse
+	// proxy on the same machine forwards the public host name. Without a
+	// proxy, leave it off (it stops DNS-rebinding attacks on a local
+	// server).
+	DisableLocalhostProtection bool
 	// TracerProvider traces each MCP request as a server span
 	// ("tools/call ask") that parents the pipeline's run; nil means the
 	// global provider.
@@ -170,11 +176,13 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 // The handler is stateless: each HTTP request stands alone (no
 // Mcp-Session-Id), so a tenant is never carried over from an earlier
 // request, and any replica can serve any request. Requests that arrive on
-// a loopback address with a non-loopback Host header are refused (DNS
-// rebinding protection).
+// a loopback address with a non-loopback Host header are refused with 403
+// (DNS-rebinding protection) unless Config.DisableLocalhostProtection is
+// set.
 func (s *Server) Handler(callerOf CallerFunc) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger})
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger,
+			DisableLocalhostProtection: s.cfg.DisableLocalhostProtection})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := s.cfg.Caller
 		if callerOf != nil {

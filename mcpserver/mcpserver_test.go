@@ -449,3 +449,28 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("X-API-Key", h.key)
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+func TestHTTPLocalhostProtection(t *testing.T) {
+	k, p := samplePipeline(t)
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}`
+	for _, disable := range []bool{false, true} {
+		srv, err := mcpserver.New(p, mcpserver.Config{KB: k, DisableLocalhostProtection: disable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(srv.Handler(nil))
+		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
+		req.Host = "kb.example.com" // as a reverse proxy on the same machine forwards it
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		hs.Close()
+		if want := map[bool]int{false: http.StatusForbidden, true: http.StatusOK}[disable]; resp.StatusCode != want {
+			t.Errorf("DisableLocalhostProtection=%v: status %d, want %d", disable, resp.StatusCode, want)
+		}
+	}
+}
