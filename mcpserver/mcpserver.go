@@ -12,8 +12,8 @@
 // The tenant and the actor never come from a tool argument: no tool has
 // such an argument, and an unknown argument is refused. They come from the
 // session: over stdio from Config.Caller (the command's flags), over HTTP
-// from the CallerFunc the host passes to Server.Handler, called on every
-// request, after the host's own authentication.
+// from each request, after the host's own authentication (the CallerFunc
+// passed to Server.Handler, or the host middleware's WithCaller).
 //
 //	srv, err := mcpserver.New(pipe, mcpserver.Config{KB: kb})
 //	mux.Handle("/mcp", auth(srv.Handler(callerOf)))  // streamable HTTP
@@ -168,10 +168,13 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 }
 
 // Handler returns the streamable-HTTP endpoint of the server, to mount at
-// /mcp behind the host's authentication. callerOf is called on every
-// request and its Caller is the one the request acts for; an error refuses
-// the request with 401. A nil callerOf serves every request as
-// Config.Caller (a single-tenant deployment).
+// /mcp behind the host's authentication. Each request acts for, in order:
+//
+//   - the Caller callerOf returns for it (an error refuses the request
+//     with 401), when callerOf is not nil;
+//   - else the Caller the host's middleware put on the request's context
+//     with WithCaller;
+//   - else Config.Caller (a single-tenant deployment).
 //
 // The handler is stateless: each HTTP request stands alone (no
 // Mcp-Session-Id), so a tenant is never carried over from an earlier
@@ -184,7 +187,10 @@ func (s *Server) Handler(callerOf CallerFunc) http.Handler {
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger,
 			DisableLocalhostProtection: s.cfg.DisableLocalhostProtection})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := s.cfg.Caller
+		c, ok := CallerFrom(r.Context())
+		if !ok {
+			c = s.cfg.Caller
+		}
 		if callerOf != nil {
 			var err error
 			if c, err = callerOf(r); err != nil {

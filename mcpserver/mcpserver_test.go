@@ -474,3 +474,30 @@ func TestHTTPLocalhostProtection(t *testing.T) {
 		}
 	}
 }
+
+func TestHTTPHandlerTakesTheCallerFromMiddleware(t *testing.T) {
+	k, p := samplePipeline(t)
+	srv, err := mcpserver.New(p, mcpserver.Config{KB: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The host's authentication middleware puts the caller on the context.
+	h := srv.Handler(nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tenant := map[string]string{"default-key": "", "other-key": "other"}[r.Header.Get("X-API-Key")]
+		h.ServeHTTP(w, r.WithContext(mcpserver.WithCaller(r.Context(), mcpserver.Caller{Scope: retrieval.Scope{Tenant: tenant}})))
+	}))
+	defer hs.Close()
+	for key, want := range map[string]bool{"default-key": true, "other-key": false} {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: headerRT{key: key}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := structured[mcpserver.SearchOutput](t, call(t, cs, "search", map[string]any{"query": "退货要在几天内发起？"}))
+		if got := len(out.Passages) > 0; got != want {
+			t.Errorf("%s: %d passages", key, len(out.Passages))
+		}
+		cs.Close()
+	}
+}

@@ -42,9 +42,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "building adaptrag..."
-go build -o "$work/adaptrag" ./cmd/adaptrag
-bin=$work/adaptrag
+if [ -n "${ADAPTRAG_BIN:-}" ]; then
+  bin=$ADAPTRAG_BIN # a binary built elsewhere (another branch, a release)
+else
+  echo "building adaptrag..."
+  go build -o "$work/adaptrag" ./cmd/adaptrag
+  bin=$work/adaptrag
+fi
 
 for port in 4317 4318 16686; do
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
@@ -207,25 +211,26 @@ PY
 # HTTP-service check: a request carrying a W3C traceparent header must come
 # back in Jaeger under that trace id, with the run span inside it. It runs
 # as soon as the CLI has a "serve" command. SERVE_ARGS, ASK_PATH, ASK_BODY
-# and API_KEY_HEADER describe the service's API; adjust them if it differs.
+# and AUTH_HEADER describe the service's API (defaults: "adaptrag serve"
+# without --auth on loopback, POST /v1/ask); adjust them if it changes.
 # ---------------------------------------------------------------------------
 if "$bin" help 2>&1 | grep -qE '^ +adaptrag serve '; then
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   SERVE_ARGS=${SERVE_ARGS:---addr 127.0.0.1:$port --classifier offline}
   ASK_PATH=${ASK_PATH:-/v1/ask}
   ASK_BODY=${ASK_BODY:-'{"question": "退货要在几天内发起？"}'}
-  API_KEY_HEADER=${API_KEY_HEADER:-"Authorization: Bearer e2e-key"}
-  export ADAPTRAG_API_KEYS=${ADAPTRAG_API_KEYS:-e2e-key}
+  auth=()
+  [ -n "${AUTH_HEADER:-}" ] && auth=(-H "$AUTH_HEADER")
   OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 "$bin" serve $SERVE_ARGS > "$work/serve.log" 2>&1 &
   serve_pid=$!
   pids+=($serve_pid)
-  for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.2; done
+  for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.2; done
   tid=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
   code=$(curl -sS -o "$work/serve.json" -w '%{http_code}' -X POST "http://127.0.0.1:$port$ASK_PATH" \
-    -H "Content-Type: application/json" -H "$API_KEY_HEADER" \
+    -H "Content-Type: application/json" "${auth[@]}" \
     -H "traceparent: 00-$tid-$(python3 -c 'import secrets; print(secrets.token_hex(8))')-01" -d "$ASK_BODY")
   [ "$code" = 200 ] || { cat "$work/serve.log" "$work/serve.json"; echo "serve: $ASK_PATH answered $code"; exit 1; }
-  kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true # flush the exporter
+  kill -INT "$serve_pid"; wait "$serve_pid" 2>/dev/null || true # a clean stop flushes the exporter
   python3 - "$api" "$tid" <<'PY'
 import json, sys, time, urllib.request
 api, tid = sys.argv[1:3]
