@@ -2,15 +2,22 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/ollama"
 	"github.com/tmc/langchaingo/llms/openai"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Sentinel errors of the langchaingo adapter. A timeout or cancellation is
@@ -28,11 +35,17 @@ var (
 
 // Model is a Generator backed by a langchaingo llms.Model (OpenAI-compatible
 // or Ollama). It is safe for concurrent use.
+//
+// Each call is traced as a client span "chat <model>" following the
+// OpenTelemetry GenAI conventions (see Tracing); prompts and completions
+// are recorded only when the caller opts in.
 type Model struct {
 	llm      llms.Model
 	provider string
 	name     string
 	timeout  time.Duration
+	server   string // the server's base URL, for server.address and server.port
+	tracing  Tracing
 }
 
 var (
@@ -71,7 +84,7 @@ func NewOpenAI(c Config, opts ...openai.Option) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llm: openai client: %w", err)
 	}
-	return &Model{llm: m, provider: "openai", name: name, timeout: c.Timeout}, nil
+	return &Model{llm: m, provider: "openai", name: name, timeout: c.Timeout, server: base}, nil
 }
 
 // NewOllama returns a Model using Ollama's native API at c.OllamaHost. It
@@ -92,7 +105,7 @@ func NewOllama(c Config) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llm: ollama client: %w", err)
 	}
-	return &Model{llm: m, provider: "ollama", name: name, timeout: c.Timeout}, nil
+	return &Model{llm: m, provider: "ollama", name: name, timeout: c.Timeout, server: c.OllamaHost}, nil
 }
 
 // New picks a client from c: OpenAI-compatible when an API key or base URL
@@ -133,6 +146,14 @@ func (m *Model) GenerateStream(ctx context.Context, req Request, onText func(str
 // GenerateWith is Generate with extra langchaingo call options (for example
 // llms.WithTemperature(0)); options derived from req are applied first.
 func (m *Model) GenerateWith(ctx context.Context, req Request, opts ...llms.CallOption) (Response, error) {
+	ctx, span := m.startSpan(ctx, req)
+	resp, finish, err := m.generate(ctx, req, opts)
+	m.endSpan(ctx, span, req, resp, finish, err)
+	return resp, err
+}
+
+// generate is one model call; finish is the server's stop reason.
+func (m *Model) generate(ctx context.Context, req Request, opts []llms.CallOption) (_ Response, finish string, _ error) {
 	if m.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, m.timeout)
@@ -142,7 +163,7 @@ func (m *Model) GenerateWith(ctx context.Context, req Request, opts ...llms.Call
 	for _, msg := range req.Messages {
 		role, err := chatRole(msg.Role)
 		if err != nil {
-			return Response{}, err
+			return Response{}, "", err
 		}
 		msgs = append(msgs, llms.TextParts(role, msg.Content))
 	}
@@ -160,12 +181,12 @@ func (m *Model) GenerateWith(ctx context.Context, req Request, opts ...llms.Call
 		// langchaingo replaces context errors by plain strings; restore
 		// the context's own error so timeouts stay matchable.
 		if cerr := ctx.Err(); cerr != nil {
-			return Response{}, fmt.Errorf("llm: %s %s: %w", m.provider, m.name, context.Cause(ctx))
+			return Response{}, "", fmt.Errorf("llm: %s %s: %w", m.provider, m.name, context.Cause(ctx))
 		}
-		return Response{}, fmt.Errorf("%w: %s %s: %w", ErrUnavailable, m.provider, m.name, err)
+		return Response{}, "", fmt.Errorf("%w: %s %s: %w", ErrUnavailable, m.provider, m.name, err)
 	}
 	if out == nil || len(out.Choices) == 0 || out.Choices[0] == nil {
-		return Response{}, fmt.Errorf("%w: %s %s: no choices", ErrUnavailable, m.provider, m.name)
+		return Response{}, "", fmt.Errorf("%w: %s %s: no choices", ErrUnavailable, m.provider, m.name)
 	}
 	ch := out.Choices[0]
 	resp := Response{
@@ -176,14 +197,15 @@ func (m *Model) GenerateWith(ctx context.Context, req Request, opts ...llms.Call
 			OutputTokens: intInfo(ch.GenerationInfo, "CompletionTokens"),
 		},
 	}
+	finish = ch.StopReason
 	if ch.StopReason == "content_filter" {
-		return resp, fmt.Errorf("%w: %s %s: stopped by content filter", ErrRefused, m.provider, m.name)
+		return resp, finish, fmt.Errorf("%w: %s %s: stopped by content filter", ErrRefused, m.provider, m.name)
 	}
 	// A refusal arrives as null content (langchaingo drops the refusal text).
 	if strings.TrimSpace(ch.Content) == "" && len(ch.ToolCalls) == 0 {
-		return resp, fmt.Errorf("%w: %s %s: empty completion", ErrRefused, m.provider, m.name)
+		return resp, finish, fmt.Errorf("%w: %s %s: empty completion", ErrRefused, m.provider, m.name)
 	}
-	return resp, nil
+	return resp, finish, nil
 }
 
 func chatRole(role string) (llms.ChatMessageType, error) {
@@ -212,4 +234,182 @@ func intInfo(info map[string]any, key string) int {
 		return int(v)
 	}
 	return 0
+}
+
+// ScopeName is the instrumentation scope of the model-call spans.
+const ScopeName = "github.com/adaptrag/adaptrag/llm"
+
+// OpenTelemetry GenAI attribute keys, declared here because the semconv
+// packages that carry them change with every release (see
+// docs/tracing.md).
+const (
+	keyOperationName  = attribute.Key("gen_ai.operation.name")
+	keyProviderName   = attribute.Key("gen_ai.provider.name")
+	keyRequestModel   = attribute.Key("gen_ai.request.model")
+	keyMaxTokens      = attribute.Key("gen_ai.request.max_tokens")
+	keyOutputType     = attribute.Key("gen_ai.output.type")
+	keyFinishReasons  = attribute.Key("gen_ai.response.finish_reasons")
+	keyInputTokens    = attribute.Key("gen_ai.usage.input_tokens")
+	keyOutputTokens   = attribute.Key("gen_ai.usage.output_tokens")
+	keyInputMessages  = attribute.Key("gen_ai.input.messages")
+	keyOutputMessages = attribute.Key("gen_ai.output.messages")
+	keyServerAddress  = attribute.Key("server.address")
+	keyServerPort     = attribute.Key("server.port")
+	keyErrorType      = attribute.Key("error.type")
+)
+
+// Tracing says how a Model traces its calls. The zero value traces to the
+// global tracer provider without content.
+type Tracing struct {
+	// TracerProvider records the spans; nil means the global provider
+	// (otel.GetTracerProvider), looked up at each call so that one
+	// installed later is used.
+	TracerProvider trace.TracerProvider
+	// CaptureContent records the messages sent and the completion received
+	// on each span (gen_ai.input.messages, gen_ai.output.messages, as JSON).
+	// They may hold personal data: leave it off unless the trace store is
+	// as protected as the conversations. WithContentCapture overrides it
+	// for one call.
+	CaptureContent bool
+}
+
+// WithTracing returns a copy of m that traces its calls as t says.
+func (m *Model) WithTracing(t Tracing) *Model {
+	c := *m
+	c.tracing = t
+	return &c
+}
+
+type captureKey struct{}
+
+// WithContentCapture returns a context under which model calls record
+// their prompts and completions on their spans (on = true) or never do
+// (on = false), whatever Tracing.CaptureContent says. Without it nothing
+// is recorded unless Tracing.CaptureContent is set.
+func WithContentCapture(ctx context.Context, on bool) context.Context {
+	return context.WithValue(ctx, captureKey{}, on)
+}
+
+func (m *Model) captures(ctx context.Context) bool {
+	if on, ok := ctx.Value(captureKey{}).(bool); ok {
+		return on
+	}
+	return m.tracing.CaptureContent
+}
+
+// startSpan opens the client span of one call: "chat <model>", with the
+// request's attributes.
+func (m *Model) startSpan(ctx context.Context, req Request) (context.Context, trace.Span) {
+	tp := m.tracing.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	attrs := []attribute.KeyValue{
+		keyOperationName.String("chat"),
+		keyProviderName.String(m.provider),
+		keyRequestModel.String(m.name),
+	}
+	if req.MaxTokens > 0 {
+		attrs = append(attrs, keyMaxTokens.Int(req.MaxTokens))
+	}
+	if req.JSON {
+		attrs = append(attrs, keyOutputType.String("json"))
+	}
+	if host, port, ok := hostPort(m.server); ok {
+		attrs = append(attrs, keyServerAddress.String(host), keyServerPort.Int(port))
+	}
+	ctx, span := tp.Tracer(ScopeName).Start(ctx, "chat "+m.name,
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	if span.IsRecording() && m.captures(ctx) {
+		span.SetAttributes(keyInputMessages.String(inputMessages(req.Messages)))
+	}
+	return ctx, span
+}
+
+// endSpan records the outcome of a call and ends its span.
+func (m *Model) endSpan(ctx context.Context, span trace.Span, req Request, resp Response, finish string, err error) {
+	defer span.End()
+	if !span.IsRecording() {
+		return
+	}
+	span.SetAttributes(keyInputTokens.Int(resp.Usage.InputTokens), keyOutputTokens.Int(resp.Usage.OutputTokens))
+	if finish != "" {
+		span.SetAttributes(keyFinishReasons.StringSlice([]string{finish}))
+	}
+	if m.captures(ctx) && resp.Text != "" {
+		span.SetAttributes(keyOutputMessages.String(outputMessages(resp.Text, finish)))
+	}
+	if err != nil {
+		span.SetAttributes(keyErrorType.String(errorType(err)))
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+}
+
+// errorType is the error.type of a failed call: a low-cardinality name.
+func errorType(err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, ErrRefused):
+		return "refused"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
+	}
+	return "_OTHER"
+}
+
+// hostPort splits a server URL into server.address and server.port, with
+// the scheme's default port when none is given.
+func hostPort(raw string) (string, int, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "", 0, false
+	}
+	host, portStr := u.Hostname(), u.Port()
+	if portStr == "" {
+		switch u.Scheme {
+		case "https":
+			portStr = "443"
+		case "http":
+			portStr = "80"
+		}
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return host, 0, false
+	}
+	return host, port, true
+}
+
+// genAIMessage is one message in the GenAI conventions' JSON form.
+type genAIMessage struct {
+	Role         string      `json:"role"`
+	Parts        []genAIPart `json:"parts"`
+	FinishReason string      `json:"finish_reason,omitempty"`
+}
+
+type genAIPart struct {
+	Type    string `json:"type"`
+	Content string `json:"content"`
+}
+
+func inputMessages(msgs []Message) string {
+	out := make([]genAIMessage, 0, len(msgs))
+	for _, m := range msgs {
+		role := m.Role
+		if role == "" {
+			role = "user"
+		}
+		out = append(out, genAIMessage{Role: role, Parts: []genAIPart{{Type: "text", Content: m.Content}}})
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+func outputMessages(text, finish string) string {
+	b, _ := json.Marshal([]genAIMessage{{Role: "assistant", Parts: []genAIPart{{Type: "text", Content: text}}, FinishReason: finish}})
+	return string(b)
 }

@@ -153,7 +153,7 @@ func jsonProblem(err error) string {
 
 func jsonType(goType string) string {
 	switch {
-	case goType == "string" || goType == "state.Role":
+	case goType == "string":
 		return "a string"
 	case strings.HasPrefix(goType, "int"):
 		return "an integer"

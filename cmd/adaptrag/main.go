@@ -49,11 +49,12 @@ func commands() []command {
 		{"ask", "ask [--history [ROLE:]TEXT]... [--history-file FILE] [--classifier offline|llm|cascade] [--store LOC] [--source S] [--tenant T] [--actor A] [--json] QUESTION", "answer a question", runAsk},
 		{"graph", "graph [--format mermaid|dot|json|text] [--question Q]", "dump the adaptive graph (optionally highlighting a question's path)", runGraph},
 		{"plan", "plan [--history TEXT]... [--source S] [--route TYPE | --classify] [--sources FILE] [--json] QUESTION", "show the decision, intent and retrieval plan (no retrieval)", runPlan},
-		{"ingest", "ingest [--store LOC] [--tenant T] [--source S] PATH...", "load files into a knowledge base", runIngest},
+		{"ingest", "ingest [--store LOC] [--tenant T] [--source S] [--faq FILE]... [--prune] [--follow-symlinks] [--verbose] PATH...", "load files into a knowledge base", runIngest},
 		{"ls", "ls [--store LOC] [--tenant T] [--json]", "list the documents of a knowledge base", runLs},
-		{"eval", "eval retrieval|router ...", "evaluate retrieval or the router on a data set", runEval},
+		{"eval", "eval retrieval|router|conversation ...", "evaluate retrieval, the router or conversation understanding on a data set", runEval},
 		{"bench", "bench cost [--json]", "measure latency and tokens per route class", runBench},
 		{"serve", serveUsage, "serve the HTTP API, metrics and a web page that shows each run", runServe},
+		{"mcp", "mcp [--store LOC] [--classifier offline|llm|cascade] [--tenant T] [--actor A] [--max-k N] [-v]", "serve the knowledge base to an MCP client (agent) over stdio", runMCP},
 	}
 }
 

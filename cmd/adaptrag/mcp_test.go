@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestMCPOverStdio builds the command and drives "adaptrag mcp" with the
+// SDK's own client over the process's stdin and stdout, as a desktop
+// client does.
+func TestMCPOverStdio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "adaptrag")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	session := func(t *testing.T, args ...string) *mcp.ClientSession {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
+		cmd.Env = offlineEnv()
+		cmd.Stderr = &testWriter{t: t}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := cs.Close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		})
+		return cs
+	}
+
+	cs := session(t)
+	if info := cs.InitializeResult().ServerInfo; info.Name != "adaptrag" {
+		t.Fatalf("server info %+v", info)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != 2 {
+		t.Fatalf("tools %v, %v", tools, err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"question": "退货要在几天内发起？"}})
+	if err != nil || res.IsError {
+		t.Fatalf("ask: %v %+v", err, res)
+	}
+	out := res.StructuredContent.(map[string]any)
+	if out["route"] != "factual" || len(out["citations"].([]any)) == 0 {
+		t.Errorf("ask result %v", out)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "退货", "mode": "sparse"}})
+	if err != nil || !res.IsError {
+		t.Errorf("unknown mode: %v %+v", err, res)
+	}
+	list, err := cs.ListResources(ctx, nil)
+	if err != nil || len(list.Resources) == 0 {
+		t.Fatalf("resources %v, %v", list, err)
+	}
+	doc, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: list.Resources[0].URI})
+	if err != nil || len(doc.Contents) == 0 {
+		t.Fatalf("read %s: %v", list.Resources[0].URI, err)
+	}
+
+	// --tenant scopes the whole session.
+	other := session(t, "--tenant", "someone-else")
+	if list, err := other.ListResources(ctx, nil); err != nil || len(list.Resources) != 0 {
+		t.Errorf("another tenant lists %v (%v)", list, err)
+	}
+}
+
+func TestMCPUsage(t *testing.T) {
+	if _, errs, code := cli(t, "mcp", "extra"); code != 2 || !strings.Contains(errs, "no arguments") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+	if _, errs, code := cli(t, "mcp", "--max-k", "0"); code != 2 || !strings.Contains(errs, "max-k") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+// offlineEnv is the process environment without model or collector
+// settings, so the test is offline whatever the shell has.
+func offlineEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(k, "OPENAI_"), strings.HasPrefix(k, "OLLAMA_"), strings.HasPrefix(k, "OTEL_"), k == "ADAPTRAG_STORE":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// testWriter sends a child's stderr to the test log.
+type testWriter struct{ t *testing.T }
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.t.Logf("adaptrag mcp: %s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

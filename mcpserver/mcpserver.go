@@ -1,0 +1,211 @@
+// Package mcpserver serves a pipeline to agents over the Model Context
+// Protocol (MCP), with the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk).
+//
+// The server offers two tools and the knowledge base's documents:
+//
+//	ask     answer a question from the knowledge base, with citations
+//	search  the passages an answer would use (k, mode dense|hybrid), no answer
+//	adaptrag://docs/{origin}  a document's stored passages, in order
+//	adaptrag://faq/{origin}   an FAQ file's entries, in order
+//
+// The tenant and the actor never come from a tool argument: no tool has
+// such an argument, and an unknown argument is refused. They come from the
+// session: over stdio from Config.Caller (the command's flags), over HTTP
+// from each request, after the host's own authentication (the CallerFunc
+// passed to Server.Handler, or the host middleware's WithCaller).
+//
+//	srv, err := mcpserver.New(pipe, mcpserver.Config{KB: kb})
+//	mux.Handle("/mcp", auth(srv.Handler(callerOf)))  // streamable HTTP
+//	err = srv.Run(ctx, &mcp.StdioTransport{})         // or stdio
+//
+// A bad argument (an empty question, k out of range, an unknown mode) is a
+// tool result with isError set, which the agent reads and can correct; it is
+// never a protocol error.
+package mcpserver
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/adaptrag/adaptrag"
+	"github.com/adaptrag/adaptrag/kb"
+	"github.com/adaptrag/adaptrag/retrieval"
+)
+
+// Caller is who a session acts for: the tenant whose documents it may
+// read, and the actor, for look-ups that check permissions. It comes from
+// the caller's authentication, never from the model.
+type Caller struct {
+	Scope retrieval.Scope
+	Actor string
+}
+
+// LogValue implements slog.LogValuer.
+func (c Caller) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("tenant", c.Scope.Tenant), slog.String("actor", c.Actor))
+}
+
+type callerKey struct{}
+
+// WithCaller returns a context whose MCP requests act for c. Server.Handler
+// sets it on every HTTP request; a host running the server on a transport
+// of its own sets it on the context it connects with.
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom returns the caller WithCaller put in ctx.
+func CallerFrom(ctx context.Context) (Caller, bool) {
+	c, ok := ctx.Value(callerKey{}).(Caller)
+	return c, ok
+}
+
+// CallerFunc maps an authenticated HTTP request to its caller. An error
+// refuses the request with 401 Unauthorized.
+type CallerFunc func(*http.Request) (Caller, error)
+
+// Defaults of Config.
+const (
+	DefaultMaxK = 20
+	// ResourceScheme is the URI scheme of the knowledge base's documents.
+	ResourceScheme = "adaptrag"
+)
+
+// Config configures New. The zero value serves the pipeline without
+// documents, for the default tenant.
+type Config struct {
+	// Name and Version identify the server to clients (defaults
+	// "adaptrag" and the module's version).
+	Name, Version string
+	// KB lists and reads the documents served as resources; nil serves
+	// none. Listing needs stores that implement retrieval.Lister.
+	KB *kb.KB
+	// Caller is who sessions act for when their context carries no caller
+	// (WithCaller): a stdio session, or HTTP with a nil CallerFunc.
+	Caller Caller
+	// MaxK bounds the search tool's k (default DefaultMaxK).
+	MaxK int
+	// Instructions tell the client's model what the server is for; ""
+	// takes a default naming the tools.
+	Instructions string
+	// Logger logs server activity; nil logs nothing.
+	Logger *slog.Logger
+	// DisableLocalhostProtection lets Handler serve requests that arrive on
+	// a loopback address with another Host header: set it when a reverse
+	// proxy on the same machine forwards the public host name. Without a
+	// proxy, leave it off (it stops DNS-rebinding attacks on a local
+	// server).
+	DisableLocalhostProtection bool
+	// TracerProvider traces each MCP request as a server span
+	// ("tools/call ask") that parents the pipeline's run; nil means the
+	// global provider.
+	TracerProvider trace.TracerProvider
+}
+
+// Server is the MCP server of a pipeline. It is safe for concurrent use by
+// any number of sessions.
+type Server struct {
+	pipe   *adaptrag.Pipeline
+	cfg    Config
+	mcp    *mcp.Server
+	tracer trace.Tracer
+}
+
+const defaultInstructions = `Answers questions from a knowledge base with adaptive retrieval-augmented generation.
+Use "ask" for an answer with numbered citations [n] to the passages it rests on; pass earlier turns as history for follow-up questions.
+Use "search" for the passages alone, when you will write the answer yourself.
+The documents are resources (adaptrag://docs/...): read one to see its passages in order.`
+
+// New builds the server. It fails when p is nil.
+func New(p *adaptrag.Pipeline, c Config) (*Server, error) {
+	if p == nil {
+		return nil, errors.New("mcpserver: nil pipeline")
+	}
+	if c.MaxK <= 0 {
+		c.MaxK = DefaultMaxK
+	}
+	tp := c.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	s := &Server{pipe: p, cfg: c, tracer: tp.Tracer(ScopeName)}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cmp.Or(c.Name, "adaptrag"), Title: "adaptrag knowledge base", Version: cmp.Or(c.Version, moduleVersion())},
+		&mcp.ServerOptions{Instructions: cmp.Or(c.Instructions, defaultInstructions), Logger: c.Logger})
+	if err := s.addTools(); err != nil {
+		return nil, err
+	}
+	if c.KB != nil {
+		s.addResources()
+	}
+	s.mcp.AddReceivingMiddleware(s.trace)
+	return s, nil
+}
+
+// ScopeName is the instrumentation scope of the MCP request spans.
+const ScopeName = "github.com/adaptrag/adaptrag/mcpserver"
+
+// MCP returns the SDK server, to connect it to a transport of the host's
+// own (mcp.Server.Connect) or to add more tools.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Run serves one session on t until the client disconnects or ctx is
+// done: &mcp.StdioTransport{} for a desktop client. The session acts for
+// Config.Caller unless ctx carries another (WithCaller).
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	if err := s.mcp.Run(ctx, t); err != nil {
+		return fmt.Errorf("mcpserver: %w", err)
+	}
+	return nil
+}
+
+// Handler returns the streamable-HTTP endpoint of the server, to mount at
+// /mcp behind the host's authentication. Each request acts for, in order:
+//
+//   - the Caller callerOf returns for it (an error refuses the request
+//     with 401), when callerOf is not nil;
+//   - else the Caller the host's middleware put on the request's context
+//     with WithCaller;
+//   - else Config.Caller (a single-tenant deployment).
+//
+// The handler is stateless: each HTTP request stands alone (no
+// Mcp-Session-Id), so a tenant is never carried over from an earlier
+// request, and any replica can serve any request. Requests that arrive on
+// a loopback address with a non-loopback Host header are refused with 403
+// (DNS-rebinding protection) unless Config.DisableLocalhostProtection is
+// set.
+func (s *Server) Handler(callerOf CallerFunc) http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger,
+			DisableLocalhostProtection: s.cfg.DisableLocalhostProtection})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, ok := CallerFrom(r.Context())
+		if !ok {
+			c = s.cfg.Caller
+		}
+		if callerOf != nil {
+			var err error
+			if c, err = callerOf(r); err != nil {
+				http.Error(w, "mcp: "+err.Error(), http.StatusUnauthorized)
+				return
+			}
+		}
+		h.ServeHTTP(w, r.WithContext(WithCaller(r.Context(), c)))
+	})
+}
+
+// caller is who a request acts for.
+func (s *Server) caller(ctx context.Context) Caller {
+	if c, ok := CallerFrom(ctx); ok {
+		return c
+	}
+	return s.cfg.Caller
+}

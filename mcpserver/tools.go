@@ -1,0 +1,248 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/adaptrag/adaptrag"
+	"github.com/adaptrag/adaptrag/plan"
+	"github.com/adaptrag/adaptrag/retrieval"
+)
+
+// ErrInvalidArgument reports a tool argument the server refuses; the tool
+// result carries it with isError set.
+var ErrInvalidArgument = errors.New("mcpserver: invalid argument")
+
+// Turn is one earlier turn of the conversation.
+type Turn struct {
+	Role    string `json:"role" jsonschema:"who spoke: user or assistant"`
+	Content string `json:"content" jsonschema:"what was said"`
+}
+
+// AskInput are the arguments of the ask tool.
+type AskInput struct {
+	Question string `json:"question" jsonschema:"the question, in the user's own words and language"`
+	History  []Turn `json:"history,omitempty" jsonschema:"earlier turns of the conversation, oldest first, so that a follow-up question (it, that one) can be resolved"`
+	Source   string `json:"source,omitempty" jsonschema:"restrict retrieval to one source of the knowledge base; omit to search all"`
+}
+
+// Citation is one passage an answer cites, as [N] in its text.
+type Citation struct {
+	N         int     `json:"n" jsonschema:"the [n] marker in the answer"`
+	Origin    string  `json:"origin" jsonschema:"the document: a file path relative to the knowledge base, or a URL"`
+	Locator   string  `json:"locator,omitempty" jsonschema:"where in the document: heading path, row or record id"`
+	Title     string  `json:"title,omitempty" jsonschema:"the document's title"`
+	Source    string  `json:"source,omitempty" jsonschema:"the source (category) of the document"`
+	URI       string  `json:"uri,omitempty" jsonschema:"the resource to read the whole document"`
+	Relevance float64 `json:"relevance" jsonschema:"estimated relevance to the question, 0 to 1"`
+	Text      string  `json:"text" jsonschema:"the passage"`
+}
+
+// AskOutput is the structured result of the ask tool.
+type AskOutput struct {
+	Answer     string     `json:"answer" jsonschema:"the answer, with [n] markers for its citations"`
+	AnsweredBy string     `json:"answered_by" jsonschema:"what wrote the answer: generate (the model), extractive, faq, chitchat, direct or not_found"`
+	Route      string     `json:"route" jsonschema:"how the question was routed: chitchat, factual or analytical"`
+	Citations  []Citation `json:"citations" jsonschema:"the passages the answer cites"`
+	Warnings   []string   `json:"warnings,omitempty" jsonschema:"steps that degraded without failing the run"`
+	TraceID    string     `json:"trace_id,omitempty" jsonschema:"the OpenTelemetry trace of the run"`
+}
+
+// SearchInput are the arguments of the search tool.
+type SearchInput struct {
+	Query string `json:"query" jsonschema:"what to look for, in the user's words"`
+	K     int    `json:"k,omitempty" jsonschema:"how many passages to return; omit for the plan's number"`
+	Mode  string `json:"mode,omitempty" jsonschema:"dense (semantic similarity) or hybrid (semantic + keyword, reranked); omit to let the router choose"`
+}
+
+// Passage is one passage found by search.
+type Passage struct {
+	N         int     `json:"n" jsonschema:"rank, best first"`
+	Origin    string  `json:"origin" jsonschema:"the document: a file path relative to the knowledge base, or a URL"`
+	Locator   string  `json:"locator,omitempty" jsonschema:"where in the document: heading path, row or record id"`
+	Title     string  `json:"title,omitempty" jsonschema:"the document's title"`
+	Source    string  `json:"source,omitempty" jsonschema:"the source (category) of the document"`
+	URI       string  `json:"uri,omitempty" jsonschema:"the resource to read the whole document"`
+	Relevance float64 `json:"relevance" jsonschema:"estimated relevance to the query, 0 to 1"`
+	Method    string  `json:"method" jsonschema:"what found it: dense, bm25, hybrid, rerank"`
+	Text      string  `json:"text" jsonschema:"the passage"`
+}
+
+// SearchOutput is the structured result of the search tool.
+type SearchOutput struct {
+	Route    string    `json:"route" jsonschema:"how the query was routed: chitchat, factual or analytical"`
+	Passages []Passage `json:"passages" jsonschema:"the passages, best first"`
+	TraceID  string    `json:"trace_id,omitempty" jsonschema:"the OpenTelemetry trace of the run"`
+}
+
+// Tool names.
+const (
+	ToolAsk    = "ask"
+	ToolSearch = "search"
+)
+
+func (s *Server) addTools() error {
+	askIn, err := jsonschema.For[AskInput](nil)
+	if err != nil {
+		return fmt.Errorf("mcpserver: ask schema: %w", err)
+	}
+	minLen := 1
+	askIn.Properties["question"].MinLength = &minLen
+	askIn.Properties["history"].Items.Properties["role"].Enum = []any{string(adaptrag.RoleUser), string(adaptrag.RoleAssistant)}
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:  ToolAsk,
+		Title: "Ask the knowledge base",
+		Description: "Answer a question from the knowledge base. The question is routed (small talk, factual, analytical), " +
+			"the matching passages are retrieved and an answer is written that cites them as [n]. " +
+			"Returns the answer, the route and each citation with its document (origin), place (locator), relevance and text. " +
+			"If the knowledge base does not cover the question, the answer says so rather than guessing.",
+		InputSchema: askIn,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, s.ask)
+
+	searchIn, err := jsonschema.For[SearchInput](nil)
+	if err != nil {
+		return fmt.Errorf("mcpserver: search schema: %w", err)
+	}
+	searchIn.Properties["query"].MinLength = &minLen
+	one, maxK := 1.0, float64(s.cfg.MaxK)
+	searchIn.Properties["k"].Minimum, searchIn.Properties["k"].Maximum = &one, &maxK
+	searchIn.Properties["mode"].Enum = []any{string(plan.ModeDense), string(plan.ModeHybrid)}
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:  ToolSearch,
+		Title: "Search the knowledge base",
+		Description: fmt.Sprintf("Find the passages of the knowledge base that answer a query, without writing an answer. "+
+			"Returns up to k (1 to %d) passages, best first, each with its document (origin), place (locator), relevance (0 to 1) and text. "+
+			"Use it to write your own answer or to check a claim; use ask for a ready answer.", s.cfg.MaxK),
+		InputSchema: searchIn,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, s.search)
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// ask runs the ask tool. Every error becomes a tool result with isError.
+func (s *Server) ask(ctx context.Context, _ *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, AskOutput, error) {
+	if strings.TrimSpace(in.Question) == "" {
+		return nil, AskOutput{}, fmt.Errorf("%w: question is empty", ErrInvalidArgument)
+	}
+	hist := make([]adaptrag.Message, 0, len(in.History))
+	for i, t := range in.History {
+		role := t.Role
+		if role != adaptrag.RoleUser && role != adaptrag.RoleAssistant {
+			return nil, AskOutput{}, fmt.Errorf("%w: history[%d].role %q (want user or assistant)", ErrInvalidArgument, i, t.Role)
+		}
+		hist = append(hist, adaptrag.Message{Role: role, Content: t.Content})
+	}
+	c := s.caller(ctx)
+	res, err := s.pipe.Ask(ctx, adaptrag.Request{Question: in.Question, History: hist, Source: in.Source, Scope: c.Scope, Actor: c.Actor})
+	if err != nil {
+		return nil, AskOutput{}, fmt.Errorf("ask: %w", err)
+	}
+	out := AskOutput{Answer: res.Answer, AnsweredBy: string(res.AnsweredBy), Route: string(res.Route.QueryType),
+		Citations: []Citation{}, TraceID: res.TraceID}
+	byN := map[int]adaptrag.Passage{}
+	for _, p := range res.Docs {
+		byN[p.N] = p
+	}
+	for _, ci := range res.Citations {
+		p := byN[ci.N]
+		out.Citations = append(out.Citations, Citation{N: ci.N, Origin: ci.Origin, Locator: ci.Locator, Title: ci.Title, Source: ci.Source,
+			URI: resourceURI(ci.Collection, ci.Origin), Relevance: p.Relevance, Text: p.Text})
+	}
+	for _, w := range res.Warnings {
+		out.Warnings = append(out.Warnings, w.Node+": "+w.Message)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: AskText(out)}}}, out, nil
+}
+
+// AskText is the readable form of an ask result: the answer, then one line
+// per citation ("[1] origin — locator").
+func AskText(out AskOutput) string {
+	var b strings.Builder
+	b.WriteString(out.Answer)
+	if len(out.Citations) > 0 {
+		b.WriteString("\n\nSources:")
+		for _, c := range out.Citations {
+			fmt.Fprintf(&b, "\n[%d] %s", c.N, c.Origin)
+			if c.Locator != "" {
+				fmt.Fprintf(&b, " — %s", c.Locator)
+			}
+		}
+	}
+	return b.String()
+}
+
+// search runs the search tool.
+func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
+	if strings.TrimSpace(in.Query) == "" {
+		return nil, SearchOutput{}, fmt.Errorf("%w: query is empty", ErrInvalidArgument)
+	}
+	if in.K < 0 || in.K > s.cfg.MaxK {
+		return nil, SearchOutput{}, fmt.Errorf("%w: k = %d (want 1 to %d)", ErrInvalidArgument, in.K, s.cfg.MaxK)
+	}
+	mode := plan.Mode(in.Mode)
+	switch mode {
+	case "", plan.ModeDense, plan.ModeHybrid:
+	default:
+		return nil, SearchOutput{}, fmt.Errorf("%w: mode %q (want dense or hybrid)", ErrInvalidArgument, in.Mode)
+	}
+	c := s.caller(ctx)
+	res, err := s.pipe.Search(ctx, adaptrag.SearchRequest{Query: in.Query, K: in.K, Mode: mode, Scope: c.Scope, Actor: c.Actor})
+	if err != nil {
+		if errors.Is(err, retrieval.ErrInvalid) {
+			return nil, SearchOutput{}, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		}
+		return nil, SearchOutput{}, fmt.Errorf("search: %w", err)
+	}
+	out := SearchOutput{Route: string(res.Route.QueryType), Passages: []Passage{}, TraceID: res.TraceID}
+	for _, p := range res.Docs {
+		out.Passages = append(out.Passages, Passage{N: p.N, Origin: p.Origin, Locator: p.Locator, Title: p.Title, Source: p.Source,
+			URI: resourceURI(p.Collection, p.Origin), Relevance: p.Relevance, Method: string(p.Method), Text: p.Text})
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: SearchText(out)}}}, out, nil
+}
+
+// SearchText is the readable form of a search result: one block per
+// passage, headed "[n] origin — locator (relevance r)".
+func SearchText(out SearchOutput) string {
+	if len(out.Passages) == 0 {
+		return "No passage of the knowledge base matches."
+	}
+	var b strings.Builder
+	for i, p := range out.Passages {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "[%d] %s", p.N, p.Origin)
+		if p.Locator != "" {
+			fmt.Fprintf(&b, " — %s", p.Locator)
+		}
+		fmt.Fprintf(&b, " (relevance %.2f)\n%s", p.Relevance, p.Text)
+	}
+	return b.String()
+}
+
+// moduleVersion is this module's version in the running binary.
+func moduleVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if bi.Main.Path == "github.com/adaptrag/adaptrag" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path == "github.com/adaptrag/adaptrag" {
+			return d.Version
+		}
+	}
+	return "devel"
+}
