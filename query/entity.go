@@ -898,6 +898,10 @@ func (t *text) scanHan(i int) int {
 	if e := t.hanAfterNumber(i, j, j, v, true); e > i {
 		return e
 	}
+	// 两万, 三千: a round Chinese number with no unit is money, as 2万 is.
+	if last, next := t.at(j-1), t.at(j); strings.ContainsRune("万千亿", last) && j-i >= 2 && (!isHan(next) || strings.ContainsRune("的以多左上下内呢吗吧啊了", next)) {
+		t.add(span{kind: Amount, role: string(Amount), i: i, j: j, ni: i, nj: j, num: v, unit: "cny"})
+	}
 	return j
 }
 

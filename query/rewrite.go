@@ -180,6 +180,17 @@ func (o Offline) rewrite(question string, history []Message, depth int) Rewrite 
 		break
 	}
 	refs := q.refs(qt)
+	if hasSubject(q) {
+		// "这个政策适用于 P-205 吗": the demonstrative points at the policy
+		// talked about, not at another identifier.
+		kept := refs[:0]
+		for _, rf := range refs {
+			if !rf.det {
+				kept = append(kept, rf)
+			}
+		}
+		refs = kept
+	}
 	if p != nil {
 		if i, j, ok := q.ellipsis(qt, refs); ok {
 			r.Text, r.Rule = elide(q, qt, i, j, p, pt)
@@ -409,6 +420,10 @@ func resolve(r Rewrite, question string, q *text, refs []ref, win []hmsg, p *tex
 			value = strings.Join(vals[:len(vals)-1], ", ") + " and " + vals[len(vals)-1]
 		}
 	}
+	choice := strings.Join(vals, "、") // for "哪个": the candidates to choose from
+	if !q.han {
+		choice = strings.Join(vals, " or ")
+	}
 	// Times said with the referent keep their role.
 	var dates []string
 	if !hasKind(q, Date) {
@@ -424,16 +439,18 @@ func resolve(r Rewrite, question string, q *text, refs []ref, win []hmsg, p *tex
 	for n, rf := range things {
 		b.WriteString(q.src[last:q.off(rf.i)])
 		v := value
+		if n == 0 && !rf.which {
+			v += paren(dates, q.han)
+		}
 		switch {
+		case rf.which:
+			v = q.orig(rf.i, rf.j) + paren([]string{choice}, q.han)
 		case rf.poss && q.han:
 			v += "的"
 		case rf.poss:
 			v += "'s"
 		case rf.det && q.han:
 			v += " "
-		}
-		if n == 0 {
-			v += paren(dates, q.han)
 		}
 		b.WriteString(v)
 		last = q.off(rf.j)
@@ -444,6 +461,15 @@ func resolve(r Rewrite, question string, q *text, refs []ref, win []hmsg, p *tex
 	b.WriteString(q.src[last:])
 	r.Text, r.Rule = b.String(), RuleReference
 	return finish(r, question, q)
+}
+
+func hasSubject(t *text) bool {
+	for k := range t.spans {
+		if t.spans[k].subject() {
+			return true
+		}
+	}
+	return false
 }
 
 func hasKind(t *text, k EntityKind) bool {
@@ -474,23 +500,23 @@ func conflicts(q *text) func(*span) bool {
 // that stands alone.
 func carry(q *text, qt []token, p *text, pt []token) string {
 	han, words, subject := q.topic(qt)
-	if subject {
+	if subject || q.keywordQuery(qt) {
 		return ""
 	}
 	noTopic := han < 2 && words == 0
 	cue := false
-	if !noTopic && !hasKind(q, Date) {
+	if !noTopic && !hasKind(q, Date) && han == 0 && words <= 1 {
 		if q.han {
 			cue = q.hasAnyHan(0, len(q.cs), hanContinuation) != "" && utf8.RuneCountInString(q.src) <= 16
 		} else {
 			n := 0
-			for _, tk := range qt {
+			for k, tk := range qt {
 				if tk.kind == tokWord {
 					n++
-					cue = cue || latinContinuation[tk.low]
+					cue = cue || latinContinuation[tk.low] || tk.low == "if" && k <= 3 && n <= 3
 				}
 			}
-			cue = cue && n <= 8
+			cue = cue && n <= 10
 		}
 	}
 	if !noTopic && !cue {
@@ -557,12 +583,12 @@ func elide(q *text, qt []token, i, j int, p *text, pt []token) (string, string) 
 		}
 	}
 	if len(xs) > 0 {
-		return elideEntities(q, qt, i, j, xs, p)
+		return elideEntities(q, qt, i, j, xs, p, pt)
 	}
 	return elideTerm(q, qt, i, j, p, pt)
 }
 
-func elideEntities(q *text, qt []token, i, j int, xs []*span, p *text) (string, string) {
+func elideEntities(q *text, qt []token, i, j int, xs []*span, p *text, pt []token) (string, string) {
 	used := make([]bool, len(p.spans))
 	var edits []edit
 	var extra []string
@@ -616,6 +642,25 @@ func elideEntities(q *text, qt []token, i, j int, xs []*span, p *text) (string, 
 		}
 	}
 	if len(edits) == 0 {
+		// No slot of the same kind: a time word or a term may still
+		// have a counterpart (周末 for 工作日).
+		var words []token
+		for _, tk := range qt {
+			if tk.i >= i && tk.j <= j && (tk.kind == tokWord || tk.kind == tokSpan) {
+				if tk.kind == tokSpan {
+					tk.low = strings.ToLower(q.spans[tk.span].value)
+				}
+				words = append(words, tk)
+			}
+		}
+		if !q.han && len(words) >= 2 && words[0].kind == tokWord && prepositions[words[0].low] {
+			if out, ok := replaceAfterPreposition(p, pt, words[0].low, q.orig(q.skipSpaces(words[0].j), j)); ok {
+				return out, RuleEllipsisPreposition
+			}
+		}
+		if out, ok := replaceContrast(q, i, j, words, p, pt); ok {
+			return out, RuleEllipsisContrast
+		}
 		return join(strings.Join(extra, " "), p.src, q.han), RuleEllipsisCarry
 	}
 	out := applyEdits(p, edits)
@@ -667,6 +712,11 @@ func elideTerm(q *text, qt []token, i, j int, p *text, pt []token) (string, stri
 	}
 	if q.han && p.han && !modifier {
 		if s0, m, ok := hanSubject(p); ok {
+			if q.hanTopic(i, j) == 0 {
+				// 出国: a verb phrase narrows the subject rather than
+				// replacing it.
+				return applyEdits(p, []edit{{s0, s0, term}}), RuleEllipsisSubject
+			}
 			return applyEdits(p, []edit{{s0, m, term}}), RuleEllipsisSubject
 		}
 	}
@@ -804,7 +854,7 @@ func replaceHead(q *text, i, j int, words []token, p *text, pt []token, term str
 		if sl > n {
 			continue
 		}
-		suf := q.folded(j-sl, j)
+		suf := q.orig(j-sl, j)
 		if !isHanString(suf) || strings.ContainsAny(suf, hanBoundary) {
 			continue
 		}
@@ -814,8 +864,17 @@ func replaceHead(q *text, i, j int, words []token, p *text, pt []token, term str
 		}
 		e := at + sl
 		s := at
-		for s > 0 && isHan(p.at(s-1)) && !strings.ContainsRune(hanBoundary, p.at(s-1)) && p.spanAt(s-1) < 0 && e-s < n+4 {
-			s--
+		mixed := strings.ContainsFunc(term, func(r rune) bool { return isAlnum(fold(r)) })
+		for s > 0 && p.spanAt(s-1) < 0 && e-s < n+4 {
+			c := p.at(s - 1)
+			if isHan(c) && !strings.ContainsRune(hanBoundary, c) || mixed && (isAlnum(c) || isSpace(c)) {
+				s--
+				continue
+			}
+			break
+		}
+		for s < at && isSpace(p.at(s)) {
+			s++
 		}
 		if compactKey(p.orig(s, e)) == compactKey(term) {
 			return "", false

@@ -25,7 +25,7 @@ import (
 func Split(text string) []string {
 	t := newText(text)
 	toks := t.tokens()
-	refs := t.refs(toks)
+	refs := t.findRefs(toks, true)
 	cls := t.clauses(toks)
 	if len(cls) == 1 {
 		if parts := t.distribute(toks, cls[0]); len(parts) > 1 {
