@@ -23,9 +23,23 @@ type token struct {
 	span int    // index into text.spans (tokSpan)
 }
 
-// tokens splits t into tokens; entities are single tokens.
+// tokens splits t into tokens; entities are single tokens. The slice is
+// computed once and shared: callers must not modify it.
 func (t *text) tokens() []token {
-	out := make([]token, 0, len(t.cs)/3+4)
+	if t.toks == nil {
+		t.toks = t.tokenize()
+	}
+	return t.toks
+}
+
+func (t *text) tokenize() []token {
+	n := 2
+	for k := 1; k < len(t.cs); k++ {
+		if isHan(t.cs[k].r) != isHan(t.cs[k-1].r) || isSpace(t.cs[k].r) || isPunct(t.cs[k].r) {
+			n++
+		}
+	}
+	out := make([]token, 0, n)
 	sk := 0
 	for i := 0; i < len(t.cs); {
 		for sk < len(t.spans) && t.spans[sk].j <= i {
@@ -334,10 +348,9 @@ func (t *text) hanContent(i, j int, fn func(a, b int)) {
 
 // longestAt returns the rune length of the longest phrase of m at p that
 // ends by limit, or 0.
-func (t *text) longestAt(m map[rune][]string, p, limit int) int {
+func (t *text) longestAt(m map[rune][]phrase, p, limit int) int {
 	for _, s := range m[t.at(p)] {
-		n := utf8.RuneCountInString(s)
-		if p+n <= limit && t.hasAt(p, s) {
+		if n := len(s.r); p+n <= limit && t.hasRunes(p, s.r) {
 			return n
 		}
 	}
@@ -465,14 +478,15 @@ func (t *text) keywordQuery(toks []token) bool {
 }
 
 // hasAnyHan reports whether any of phrases occurs in the CJK text of [i, j).
-func (t *text) hasAnyHan(i, j int, phrases []string) string {
+func (t *text) hasAnyHan(i, j int, ps []phrase) string {
 	for p := i; p < j; p++ {
-		if !isHan(t.at(p)) {
+		c := t.cs[p].r
+		if !isHan(c) {
 			continue
 		}
-		for _, s := range phrases {
-			if p+utf8.RuneCountInString(s) <= j && t.hasAt(p, s) {
-				return s
+		for _, s := range ps {
+			if s.r[0] == c && p+len(s.r) <= j && t.hasRunes(p, s.r) {
+				return s.s
 			}
 		}
 	}

@@ -114,7 +114,33 @@ func (o Offline) Rewrite(ctx context.Context, question string, history []Message
 	if err := ctx.Err(); err != nil {
 		return Rewrite{Text: question, Rule: RuleStandalone}, err
 	}
-	return o.rewrite(question, history, maxDepth), nil
+	c := &conv{msgs: history, ts: make([]*text, len(history)), talk: make([]int8, len(history))}
+	return o.rewrite(question, nil, c, len(history), maxDepth), nil
+}
+
+// conv is the history with its messages parsed on demand, shared by the
+// rewrite of the question and those of the earlier questions it leans on.
+type conv struct {
+	msgs []Message
+	ts   []*text
+	talk []int8 // 0 not known yet, 1 small talk only, -1 not
+}
+
+func (c *conv) text(k int) *text {
+	if c.ts[k] == nil {
+		c.ts[k] = newText(c.msgs[k].Content)
+	}
+	return c.ts[k]
+}
+
+func (c *conv) smallTalk(k int) bool {
+	if c.talk[k] == 0 {
+		c.talk[k] = -1
+		if router.DetectSmallTalk(c.msgs[k].Content).Only {
+			c.talk[k] = 1
+		}
+	}
+	return c.talk[k] == 1
 }
 
 // hmsg is a history message of the window, parsed.
@@ -124,15 +150,16 @@ type hmsg struct {
 	t    *text
 }
 
-func (o Offline) window(history []Message) []hmsg {
+// window returns the most recent messages before end.
+func (o Offline) window(c *conv, end int) []hmsg {
 	n := o.Window
 	if n <= 0 {
 		n = DefaultWindow
 	}
-	start := max(0, len(history)-n)
-	out := make([]hmsg, 0, len(history)-start)
-	for k := start; k < len(history); k++ {
-		m := history[k]
+	start := max(0, end-n)
+	out := make([]hmsg, 0, end-start)
+	for k := start; k < end; k++ {
+		m := c.msgs[k]
 		if strings.TrimSpace(m.Content) == "" {
 			continue
 		}
@@ -140,25 +167,30 @@ func (o Offline) window(history []Message) []hmsg {
 		if role != "assistant" {
 			role = "user"
 		}
-		out = append(out, hmsg{idx: k, role: role, t: newText(m.Content)})
+		out = append(out, hmsg{idx: k, role: role, t: c.text(k)})
 	}
 	return out
 }
 
-func (o Offline) rewrite(question string, history []Message, depth int) Rewrite {
+// rewrite understands question in the context of the first end messages
+// of c; pre, when not nil, is the question already parsed.
+func (o Offline) rewrite(question string, pre *text, c *conv, end, depth int) Rewrite {
 	r := Rewrite{Text: question, Rule: RuleStandalone}
 	if strings.TrimSpace(question) == "" {
 		r.Rule = RuleEmpty
 		return r
 	}
-	if router.DetectSmallTalk(question).Only {
+	if (pre == nil || end >= len(c.msgs)) && router.DetectSmallTalk(question).Only || pre != nil && end < len(c.msgs) && c.smallTalk(end) {
 		r.Rule, r.SmallTalk = RuleSmallTalk, true
 		return r
 	}
 	core := stripTalkLead(question)
-	q := newText(core)
+	q := pre
+	if q == nil || core != question {
+		q = newText(core)
+	}
 	qt := q.tokens()
-	win := o.window(history)
+	win := o.window(c, end)
 	if len(win) == 0 {
 		r.Rule = RuleNoHistory
 		return finish(r, question, q)
@@ -167,12 +199,12 @@ func (o Offline) rewrite(question string, history []Message, depth int) Rewrite 
 	var p *text
 	var pt []token
 	for k := len(win) - 1; k >= 0; k-- {
-		if win[k].role != "user" || router.DetectSmallTalk(win[k].t.src).Only {
+		if win[k].role != "user" || c.smallTalk(win[k].idx) {
 			continue
 		}
 		p = win[k].t
 		if depth > 0 {
-			if pr := o.rewrite(p.src, history[:win[k].idx], depth-1); pr.Rewritten && pr.Clarify == nil {
+			if pr := o.rewrite(p.src, p, c, win[k].idx, depth-1); pr.Rewritten && pr.Clarify == nil {
 				p = newText(pr.Text)
 			}
 		}

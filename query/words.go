@@ -205,7 +205,7 @@ var hanVerbs = byFirstRune(strings.Fields(`办理 处理 申请 提交 使用 �
 
 // hanNouns are nouns that start with a verb character (发票 is not 发 +
 // 票): a segment holding one has a topic.
-var hanNouns = strings.Fields(`发票 收据 收入 收益 用户 用品 交通 买家 卖家 办公 开关 出差 签证 批次 寄件人 收件人 收货地址 发件人 查询码 开户行 转账记录`)
+var hanNouns = phrases(strings.Fields(`发票 收据 收入 收益 用户 用品 交通 买家 卖家 办公 开关 出差 签证 批次 寄件人 收件人 收货地址 发件人 查询码 开户行 转账记录`)...)
 
 // hanPredicateMarkers end the subject of a Chinese question ("年假 | 可以折现吗").
 var hanPredicateMarkers = strings.Fields(`可不可以 能不能 有没有 是不是 要不要 什么时候 可以 能否 可否 是否 需要 应该 怎么 怎样 如何 什么 多少 多久
@@ -218,10 +218,10 @@ const hanBoundary = "的是在和与及或了要能可会有把被给对向从�
 var hanOpeners = strings.Fields(`那如果是 那如果 那要是 那假如 那换成 如果是 如果只剩 如果 要是 假如 换成 改成 那么 那 还有 至于 那是`)
 
 // hanQuestionWords make a clause a question.
-var hanQuestionWords = strings.Fields(`什么 怎么 怎样 如何 多少 多久 多长 几 哪 谁 吗 是否 能否 可否 有没有 是不是 能不能 可不可以 为什么 为何 何时 啥 么 呢`)
+var hanQuestionWords = phrases(strings.Fields(`什么 怎么 怎样 如何 多少 多久 多长 几 哪 谁 吗 是否 能否 可否 有没有 是不是 能不能 可不可以 为什么 为何 何时 啥 么 呢`)...)
 
 // hanContinuation mark a question that continues the previous one.
-var hanContinuation = strings.Fields(`现在 目前 还能 还可以 还要 还需要 还没 还在 还会 还得 还可 还有没有 也能 也可以 也要 也需要 也是 仍然 依然 还是不`)
+var hanContinuation = phrases(strings.Fields(`现在 目前 还能 还可以 还要 还需要 还没 还在 还会 还得 还可 还有没有 也能 也可以 也要 也需要 也是 仍然 依然 还是不`)...)
 
 var latinContinuation = map[string]bool{"still": true, "now": true, "anymore": true, "yet": true, "too": true, "again": true}
 
