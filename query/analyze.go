@@ -539,11 +539,9 @@ func (t *text) hanEllipsis(toks []token, refs []ref, i, j int) (int, int, bool) 
 	if !marked {
 		for p := i + 1; p < j; p++ {
 			if t.at(p) == '也' {
-				rest := t.folded(p+1, j)
-				rest = strings.TrimRight(rest, "吗?")
-				switch rest {
-				case "一样", "是", "适用", "可以", "行", "能", "算", "一样吗", "是这样", "同样":
-					j, marked = p, true
+				rest := strings.TrimRight(t.folded(p+1, j), "吗呢?")
+				if n := utf8.RuneCountInString(rest); n >= 1 && n <= 3 && isHanString(rest) && t.hasAnyHan(p+1, p+1+n, hanQuestionWords) == "" {
+					j, marked = p, true // P-205 也支持吗
 				}
 				break
 			}
@@ -575,7 +573,7 @@ func (t *text) hanEllipsis(toks []token, refs []ref, i, j int) (int, int, bool) 
 	if !(marked || opened && utf8.RuneCountInString(t.folded(i, j)) <= 8 || onlySpans && hasSpan) {
 		return 0, 0, false
 	}
-	if j-i > 20 || t.hasAnyHan(i, j, hanQuestionWords) != "" {
+	if j-i > 20 || t.hasAnyHan(i, j, hanQuestionWords) != "" || !hasSpan && t.keywords(toks, i, j, nil) == "" {
 		return 0, 0, false
 	}
 	for p := i; p < j; p++ {

@@ -45,6 +45,7 @@ const (
 	RuleEllipsisContrast    = "ellipsis:contrast"    // 国内 -> 国际, employees -> interns
 	RuleEllipsisHead        = "ellipsis:head"        // a phrase with the same head noun (差旅住宿费 -> 餐费)
 	RuleEllipsisSubject     = "ellipsis:subject"     // the subject of a Chinese question (年假 -> 调休)
+	RuleEllipsisName        = "ellipsis:name"        // the one name of the same script (Tokyo -> Osaka, VPN -> Wi-Fi)
 	RuleEllipsisCarry       = "ellipsis:carry"       // no slot found: the new term with the previous question
 )
 
@@ -742,12 +743,21 @@ func elideTerm(q *text, qt []token, i, j int, p *text, pt []token) (string, stri
 	if out, ok := replaceHead(q, i, j, words, p, pt, term); ok {
 		return out, RuleEllipsisHead
 	}
+	if out, ok := replaceName(q, i, j, words, p, pt, term); ok {
+		return out, RuleEllipsisName
+	}
 	if q.han && p.han && !modifier {
 		if s0, m, ok := hanSubject(p); ok {
 			if q.hanTopic(i, j) == 0 {
 				// 出国: a verb phrase narrows the subject rather than
 				// replacing it.
 				return applyEdits(p, []edit{{s0, s0, term}}), RuleEllipsisSubject
+			}
+			for k := s0; k < m; k++ {
+				if p.at(k) == '的' && k > s0 {
+					// 北京的住宿标准 + 厦门呢: the modifier changes.
+					return applyEdits(p, []edit{{s0, k, term}}), RuleEllipsisSubject
+				}
 			}
 			return applyEdits(p, []edit{{s0, m, term}}), RuleEllipsisSubject
 		}
@@ -795,42 +805,87 @@ func replaceAfterPreposition(p *text, pt []token, prep, with string) (string, bo
 
 // replaceContrast swaps a member of a contrast set (国内 -> 国际).
 func replaceContrast(q *text, i, j int, words []token, p *text, pt []token) (string, bool) {
+	// The member of a set the phrase names, and the set.
+	set, member := -1, ""
 	if q.han {
 		phrase := q.folded(i, j)
-		for _, set := range contrastSets {
-			for _, m := range set {
-				if !strings.Contains(phrase, m) || !isHanString(m) {
-					continue
-				}
-				for _, o := range set {
-					if o == m || !isHanString(o) || strings.Contains(m, o) || strings.Contains(o, m) {
-						continue
-					}
-					if at := indexHan(p, o); at >= 0 {
-						return applyEdits(p, []edit{{at, at + utf8.RuneCountInString(o), m}}), true
-					}
+		for k, st := range contrastSets {
+			for _, m := range st {
+				if isHanString(m) && strings.Contains(phrase, m) && len(m) > len(member) {
+					set, member = k, m
 				}
 			}
 		}
 	}
-	for _, w := range words {
-		set, ok := contrastIndex[singular(w.low)]
-		if !ok {
-			set, ok = contrastIndex[w.low]
+	if set < 0 {
+		for _, w := range words {
+			if k, ok := contrastIndex[singular(w.low)]; ok {
+				set, member = k, q.orig(w.i, w.j)
+				break
+			}
+			if k, ok := contrastIndex[w.low]; ok {
+				set, member = k, q.orig(w.i, w.j)
+				break
+			}
 		}
-		if !ok {
+	}
+	if set < 0 {
+		return "", false
+	}
+	ml := strings.ToLower(member)
+	// Another member of the set in the previous question, in either script.
+	for _, o := range contrastSets[set] {
+		if o == ml || singular(o) == singular(ml) || strings.Contains(ml, o) || strings.Contains(o, ml) {
+			continue
+		}
+		if isHanString(o) {
+			if at := indexHan(p, o); at >= 0 {
+				return applyEdits(p, []edit{{at, at + utf8.RuneCountInString(o), member}}), true
+			}
 			continue
 		}
 		for _, tk := range pt {
-			if tk.kind != tokWord || tk.low == w.low || singular(tk.low) == singular(w.low) {
-				continue
-			}
-			if s2, ok := contrastIndex[singular(tk.low)]; ok && s2 == set || contrastIndex[tk.low] == set && ok {
-				return applyEdits(p, []edit{{tk.i, tk.j, q.orig(w.i, w.j)}}), true
+			if tk.kind == tokWord && (tk.low == o || singular(tk.low) == o) {
+				return applyEdits(p, []edit{{tk.i, tk.j, member}}), true
 			}
 		}
 	}
 	return "", false
+}
+
+// replaceName swaps a name for the one name of the previous question: a
+// Latin term into a Chinese question that holds one Latin word ("VPN 连不
+// 上怎么办" + "那 Wi-Fi 呢"), or a capitalised word into an English question
+// with one capitalised word after its first ("per diem in Tokyo" + "What
+// about Osaka?").
+func replaceName(q *text, i, j int, words []token, p *text, pt []token, term string) (string, bool) {
+	if len(words) == 0 || len(words) > 3 || strings.ContainsFunc(term, isHan) {
+		return "", false
+	}
+	var cands []token
+	for k, tk := range pt {
+		if tk.kind != tokWord {
+			continue
+		}
+		switch {
+		case p.han:
+			if k > 0 && pt[k-1].kind == tokWord && len(cands) > 0 && cands[len(cands)-1].j == pt[k-1].j {
+				cands[len(cands)-1].j = tk.j // one run of Latin words
+				continue
+			}
+			cands = append(cands, tk)
+		case isUpper(q.at(words[0].i)) && k > 0 && pt[k-1].kind != tokPunct && isUpper(p.at(tk.i)) && tk.low != "i":
+			cands = append(cands, tk) // a capitalised word after the first
+		}
+	}
+	if len(cands) != 1 {
+		return "", false
+	}
+	c := cands[0]
+	if compactKey(p.orig(c.i, c.j)) == compactKey(term) {
+		return "", false
+	}
+	return applyEdits(p, []edit{{c.i, c.j, term}}), true
 }
 
 func isHanString(s string) bool {
@@ -882,6 +937,7 @@ func replaceHead(q *text, i, j int, words []token, p *text, pt []token, term str
 		return "", false
 	}
 	n := j - i
+	mixed := strings.ContainsFunc(term, func(r rune) bool { return isAlnum(fold(r)) })
 	for _, sl := range []int{2, 1} {
 		if sl > n {
 			continue
@@ -891,12 +947,11 @@ func replaceHead(q *text, i, j int, words []token, p *text, pt []token, term str
 			continue
 		}
 		at := indexHan(p, suf)
-		if at < 0 {
+		if at < 0 || !mixed && !p.phraseEnd(at+sl) {
 			continue
 		}
 		e := at + sl
 		s := at
-		mixed := strings.ContainsFunc(term, func(r rune) bool { return isAlnum(fold(r)) })
 		for s > 0 && p.spanAt(s-1) < 0 && e-s < n+4 {
 			c := p.at(s - 1)
 			if isHan(c) && !strings.ContainsRune(hanBoundary, c) || mixed && (isAlnum(c) || isSpace(c)) {
@@ -914,6 +969,22 @@ func replaceHead(q *text, i, j int, words []token, p *text, pt []token, term str
 		return applyEdits(p, []edit{{s, e, term}}), true
 	}
 	return "", false
+}
+
+// phraseEnd reports whether a Chinese noun phrase can end before char e:
+// the text ends, or a function word, a question word or a predicate follows
+// (保 in 保修期 is not the end of a phrase; 费 in 住宿费的 is).
+func (p *text) phraseEnd(e int) bool {
+	c := p.at(e)
+	if !isHan(c) || strings.ContainsRune(hanBoundary, c) || p.longestAt(hanScaffold, e, len(p.cs)) > 0 {
+		return true
+	}
+	for _, mk := range hanPredicateMarkers {
+		if p.hasAt(e, mk) {
+			return true
+		}
+	}
+	return false
 }
 
 // hanSubject returns the subject of a Chinese question: from its first

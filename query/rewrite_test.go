@@ -48,6 +48,12 @@ func TestOfflineRewrite(t *testing.T) {
 		{"preposition", []query.Message{u("Is the remote work stipend taxable for full-time staff?")}, "And for contractors?", query.RuleEllipsisPreposition, "Is the remote work stipend taxable for contractors?", nil, nil},
 		{"contrast zh", []query.Message{u("国内快递一般几天送达？")}, "国际的呢？", query.RuleEllipsisContrast, "国际快递一般几天送达？", nil, nil},
 		{"contrast en", []query.Message{u("Do I get overtime pay for working on holidays?")}, "What about weekends?", query.RuleEllipsisContrast, "Do I get overtime pay for working on weekends?", nil, nil},
+		{"name en", []query.Message{u("What's the per diem in Tokyo?")}, "What about Osaka?", query.RuleEllipsisName, "What's the per diem in Osaka?", nil, nil},
+		{"Latin name in Chinese", []query.Message{u("VPN 连不上怎么办？")}, "那 Wi-Fi 呢？", query.RuleEllipsisName, "Wi-Fi 连不上怎么办？", nil, nil},
+		{"contrast across scripts", []query.Message{u("iPhone 怎么连公司 Wi-Fi？")}, "安卓呢？", query.RuleEllipsisContrast, "安卓 怎么连公司 Wi-Fi？", nil, nil},
+		{"X 也…吗", []query.Message{u("P-204 支持快充吗？")}, "P-205 也支持吗？", query.RuleEllipsisEntity, "P-205 支持快充吗？", nil, nil},
+		{"modifier of the subject", []query.Message{u("北京的住宿标准是多少？")}, "那厦门呢？", query.RuleEllipsisSubject, "厦门的住宿标准是多少？", nil, nil},
+		{"head inside a word is no head", []query.Message{u("P-204 的保修期多久？")}, "那延保呢？", query.RuleEllipsisCarry, "延保：P-204 的保修期多久？", nil, nil},
 		{"no slot: carried", []query.Message{u("What's the warranty on the P-204?")}, "What about the return policy?", query.RuleEllipsisCarry, "", []string{"return policy", "P-204"}, nil},
 		{"small talk before the ellipsis", []query.Message{u("P-204 的保修期多久？")}, "好的，那 P-205 呢？", query.RuleEllipsisEntity, "P-205 的保修期多久？", nil, nil},
 		// Carry.
