@@ -161,14 +161,10 @@ func (o Offline) window(c *conv, end int) []hmsg {
 	out := make([]hmsg, 0, end-start)
 	for k := start; k < end; k++ {
 		m := c.msgs[k]
-		if strings.TrimSpace(m.Content) == "" {
-			continue
+		if strings.TrimSpace(m.Content) == "" || m.Role != "user" && m.Role != "assistant" {
+			continue // system and tool messages are not the conversation
 		}
-		role := m.Role
-		if role != "assistant" {
-			role = "user"
-		}
-		out = append(out, hmsg{idx: k, role: role, t: c.text(k)})
+		out = append(out, hmsg{idx: k, role: m.Role, t: c.text(k)})
 	}
 	return out
 }
@@ -538,7 +534,11 @@ func carry(q *text, qt []token, p *text, pt []token) string {
 	}
 	noTopic := han < 2 && words == 0
 	cue := false
-	if !noTopic && !hasKind(q, Date) && han == 0 && words <= 1 {
+	// A continuation cue carries context when the question says little of
+	// its own, or when the previous message anchored an identifier in
+	// time ("我前天收到的 AX-2 …" + "还在退货期内吗？").
+	anchored := hasSubject(p) && hasKind(p, Date)
+	if !noTopic && !hasKind(q, Date) && (han == 0 && words <= 1 || anchored) {
 		if q.han {
 			cue = q.hasAnyHan(0, len(q.cs), hanContinuation) != "" && utf8.RuneCountInString(q.src) <= 16
 		} else {
@@ -805,48 +805,54 @@ func replaceAfterPreposition(p *text, pt []token, prep, with string) (string, bo
 
 // replaceContrast swaps a member of a contrast set (国内 -> 国际).
 func replaceContrast(q *text, i, j int, words []token, p *text, pt []token) (string, bool) {
-	// The member of a set the phrase names, and the set.
-	set, member := -1, ""
+	// Members of contrast sets the phrase names.
+	type member struct {
+		set int
+		s   string
+	}
+	var ms []member
+	inTerm := map[string]bool{}
 	if q.han {
 		phrase := q.folded(i, j)
 		for k, st := range contrastSets {
+			best := ""
 			for _, m := range st {
-				if isHanString(m) && strings.Contains(phrase, m) && len(m) > len(member) {
-					set, member = k, m
+				if isHanString(m) && strings.Contains(phrase, m) && len(m) > len(best) {
+					best = m
 				}
 			}
-		}
-	}
-	if set < 0 {
-		for _, w := range words {
-			if k, ok := contrastIndex[singular(w.low)]; ok {
-				set, member = k, q.orig(w.i, w.j)
-				break
-			}
-			if k, ok := contrastIndex[w.low]; ok {
-				set, member = k, q.orig(w.i, w.j)
-				break
+			if best != "" {
+				ms = append(ms, member{k, best})
+				inTerm[best] = true
 			}
 		}
 	}
-	if set < 0 {
-		return "", false
+	for _, w := range words {
+		inTerm[singular(w.low)] = true
+		if k, ok := contrastIndex[singular(w.low)]; ok {
+			ms = append(ms, member{k, q.orig(w.i, w.j)})
+		} else if k, ok := contrastIndex[w.low]; ok {
+			ms = append(ms, member{k, q.orig(w.i, w.j)})
+		}
 	}
-	ml := strings.ToLower(member)
-	// Another member of the set in the previous question, in either script.
-	for _, o := range contrastSets[set] {
-		if o == ml || singular(o) == singular(ml) || strings.Contains(ml, o) || strings.Contains(o, ml) {
-			continue
-		}
-		if isHanString(o) {
-			if at := indexHan(p, o); at >= 0 {
-				return applyEdits(p, []edit{{at, at + utf8.RuneCountInString(o), member}}), true
+	// Another member of the same set in the previous question, in either
+	// script, that the phrase does not name itself.
+	for _, m := range ms {
+		ml := strings.ToLower(m.s)
+		for _, o := range contrastSets[m.set] {
+			if inTerm[o] || o == ml || singular(o) == singular(ml) || strings.Contains(ml, o) || strings.Contains(o, ml) {
+				continue
 			}
-			continue
-		}
-		for _, tk := range pt {
-			if tk.kind == tokWord && (tk.low == o || singular(tk.low) == o) {
-				return applyEdits(p, []edit{{tk.i, tk.j, member}}), true
+			if isHanString(o) {
+				if at := indexHan(p, o); at >= 0 {
+					return applyEdits(p, []edit{{at, at + utf8.RuneCountInString(o), m.s}}), true
+				}
+				continue
+			}
+			for _, tk := range pt {
+				if tk.kind == tokWord && !inTerm[singular(tk.low)] && (tk.low == o || singular(tk.low) == o) {
+					return applyEdits(p, []edit{{tk.i, tk.j, m.s}}), true
+				}
 			}
 		}
 	}
