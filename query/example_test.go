@@ -142,6 +142,17 @@ func ExampleLLM_Rewrite() {
 	// true true true
 }
 
+func ExampleLLM_Variants() {
+	// The model's second variant swaps the product: it is left out.
+	srv := llmtest.Start(llmtest.Text(`{"variants":["P-205 售后寄回费用由谁承担","P-204 质量退货运费","P-205 瑕疵商品运输成本"]}`))
+	defer srv.Close()
+	l, _ := query.NewOpenAI(llm.Config{BaseURL: srv.URL}, query.LLMConfig{})
+	vs, err := l.Variants(context.Background(), "P-205 质量问题退货运费谁出？", 4)
+	fmt.Printf("%q %v\n", vs, err)
+	// Output:
+	// ["P-205 质量问题退货运费谁出？" "P-205 售后寄回费用由谁承担" "P-205 瑕疵商品运输成本"] <nil>
+}
+
 func ExampleLLM_Hypothetical() {
 	srv := llmtest.Start(llmtest.Text(`{"passage":"P-205 经核实存在质量问题的，签收后三十天内退货，寄回运费由商家承担。"}`))
 	defer srv.Close()

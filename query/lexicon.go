@@ -9,9 +9,7 @@ import (
 // numerals, time words, pronouns, question scaffolding, cue words that
 // introduce an identifier) and nothing of any one knowledge base.
 
-// hanNumerals are the characters of Chinese numerals.
-const hanNumerals = "零〇一二两三四五六七八九十百千万亿半"
-
+// isHanNumeral reports a character of Chinese numerals.
 func isHanNumeral(r rune) bool {
 	switch r {
 	case '零', '〇', '一', '二', '两', '三', '四', '五', '六', '七', '八', '九', '十', '百', '千', '万', '亿', '半':
