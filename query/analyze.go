@@ -514,6 +514,49 @@ func (t *text) ellipsis(toks []token, refs []ref) (int, int, bool) {
 	return t.latinEllipsis(toks, refs, i, j)
 }
 
+// bareTerm reports a question that is only a short noun phrase and a
+// question mark ("招待费？", "Entertainment expenses?"). It may be an
+// elided question or a new topic; the rewriter takes it as elided only when
+// the previous question has a slot for it.
+func (t *text) bareTerm(toks []token, refs []ref) (int, int, bool) {
+	if len(refs) > 0 || !strings.ContainsAny(t.src, "?？") {
+		return 0, 0, false
+	}
+	i, j := 0, len(t.cs)
+	for i < j && (isSpace(t.at(i)) || isPunct(t.at(i))) {
+		i++
+	}
+	for j > i && (isSpace(t.at(j-1)) || isPunct(t.at(j-1))) {
+		j--
+	}
+	if i >= j || t.keywords(toks, i, j, nil) == "" {
+		return 0, 0, false
+	}
+	words, verbs, han := 0, 0, 0
+	for _, tk := range toks {
+		switch tk.kind {
+		case tokPunct:
+			if tk.i > i && tk.j < j {
+				return 0, 0, false
+			}
+		case tokWord:
+			if whWords[tk.low] || auxWords[tk.low] {
+				return 0, 0, false
+			}
+			if latinVerb(tk.low) {
+				verbs++
+			}
+			words++
+		case tokHan:
+			han += tk.j - tk.i
+		}
+	}
+	if words > 3 || words > 0 && verbs == words || han > 6 || t.hasAnyHan(i, j, hanQuestionWords) != "" {
+		return 0, 0, false
+	}
+	return i, j, true
+}
+
 func (t *text) hanEllipsis(toks []token, refs []ref, i, j int) (int, int, bool) {
 	marked := false
 	if t.at(j-1) == '呢' {

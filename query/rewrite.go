@@ -226,6 +226,12 @@ func (o Offline) rewrite(question string, pre *text, c *conv, end, depth int) Re
 			r.FollowUp = true
 			return finish(r, question, q)
 		}
+		if i, j, ok := q.bareTerm(qt, refs); ok {
+			if text, rule := elide(q, qt, i, j, p, pt); rule != RuleEllipsisCarry {
+				r.Text, r.Rule, r.FollowUp = text, rule, true
+				return finish(r, question, q)
+			}
+		}
 	}
 	if len(refs) > 0 {
 		return resolve(r, question, q, refs, win, p, pt)

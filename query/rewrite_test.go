@@ -54,6 +54,8 @@ func TestOfflineRewrite(t *testing.T) {
 		{"X 也…吗", []query.Message{u("P-204 支持快充吗？")}, "P-205 也支持吗？", query.RuleEllipsisEntity, "P-205 支持快充吗？", nil, nil},
 		{"modifier of the subject", []query.Message{u("北京的住宿标准是多少？")}, "那厦门呢？", query.RuleEllipsisSubject, "厦门的住宿标准是多少？", nil, nil},
 		{"head inside a word is no head", []query.Message{u("P-204 的保修期多久？")}, "那延保呢？", query.RuleEllipsisCarry, "延保：P-204 的保修期多久？", nil, nil},
+		{"bare term with a slot", []query.Message{u("差旅报销要在多少天内提交？")}, "招待费？", query.RuleEllipsisSubject, "招待费要在多少天内提交？", nil, nil},
+		{"bare term without a slot is a new topic", []query.Message{u("P-204 的保修期多久？")}, "年假？", query.RuleStandalone, "年假？", nil, nil},
 		{"no slot: carried", []query.Message{u("What's the warranty on the P-204?")}, "What about the return policy?", query.RuleEllipsisCarry, "", []string{"return policy", "P-204"}, nil},
 		{"small talk before the ellipsis", []query.Message{u("P-204 的保修期多久？")}, "好的，那 P-205 呢？", query.RuleEllipsisEntity, "P-205 的保修期多久？", nil, nil},
 		// Carry.
