@@ -28,9 +28,13 @@
 //     was "30 天"), the phrase after the same preposition (for full-time
 //     staff -> for contractors), a member of a contrast set (国内 -> 国际,
 //     employees -> interns), a phrase with the same head noun (annual leave
-//     -> sick leave, 差旅住宿费 -> 餐费), the subject of a Chinese question
-//     (年假可以折现吗 + 调休呢 -> 调休可以折现吗); with no slot, the phrase is
-//     put before the previous question;
+//     -> sick leave, 差旅住宿费 -> 餐费), the one name of the same script
+//     (per diem in Tokyo -> in Osaka, VPN 连不上 -> Wi-Fi 连不上), the subject
+//     of a Chinese question or its modifier (年假可以折现吗 + 调休呢 ->
+//     调休可以折现吗; 北京的住宿标准 + 厦门呢 -> 厦门的住宿标准); with no slot,
+//     the phrase is put before the previous question. A bare noun phrase
+//     with a question mark ("招待费？") is taken as elided only when such a
+//     slot exists; otherwise it is a new topic;
 //   - a reference (这个, 它的, 该制度, it, its, this one, that, they, which
 //     one): resolved to the identifiers of the most recent exchange (a user
 //     message and the replies to it) that names any; one candidate is

@@ -595,11 +595,27 @@ func applyEdits(t *text, edits []edit) string {
 			continue
 		}
 		b.WriteString(t.src[last:t.off(e.i)])
+		// Keep the new text from fusing with its neighbours ("0k.10" with
+		// 0k replaced by 0 must not read 0.10).
+		before := isAlnum(t.at(e.i-1)) || glues(t.at(e.i-1)) && isAlnum(t.at(e.i-2))
+		after := isAlnum(t.at(e.j)) || glues(t.at(e.j)) && isAlnum(t.at(e.j+1))
+		if first, _ := utf8.DecodeRuneInString(e.s); e.s != "" && before && glues(fold(first)) {
+			b.WriteByte(' ')
+		}
 		b.WriteString(e.s)
+		if lastR, _ := utf8.DecodeLastRuneInString(e.s); e.s != "" && after && glues(fold(lastR)) {
+			b.WriteByte(' ')
+		}
 		last = t.off(e.j)
 	}
 	b.WriteString(t.src[last:])
 	return b.String()
+}
+
+// glues reports a character that joins the ASCII characters next to it into
+// one token (letters, digits and the separators inside numbers and codes).
+func glues(r rune) bool {
+	return isAlnum(r) || r == '.' || r == ',' || r == '-' || r == '_' || r == ':' || r == '/'
 }
 
 // alphaPrefix is the letters an identifier key starts with ("DK" of DK3).
