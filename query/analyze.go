@@ -23,9 +23,23 @@ type token struct {
 	span int    // index into text.spans (tokSpan)
 }
 
-// tokens splits t into tokens; entities are single tokens.
+// tokens splits t into tokens; entities are single tokens. The slice is
+// computed once and shared: callers must not modify it.
 func (t *text) tokens() []token {
-	out := make([]token, 0, len(t.cs)/3+4)
+	if t.toks == nil {
+		t.toks = t.tokenize()
+	}
+	return t.toks
+}
+
+func (t *text) tokenize() []token {
+	n := 2
+	for k := 1; k < len(t.cs); k++ {
+		if isHan(t.cs[k].r) != isHan(t.cs[k-1].r) || isSpace(t.cs[k].r) || isPunct(t.cs[k].r) {
+			n++
+		}
+	}
+	out := make([]token, 0, n)
 	sk := 0
 	for i := 0; i < len(t.cs); {
 		for sk < len(t.spans) && t.spans[sk].j <= i {
@@ -73,7 +87,12 @@ type ref struct {
 	person bool
 	det    bool // a determiner before a noun ("这个错误", "this policy")
 	poss   bool
+	which  bool // "which one", "哪个更…": stands for all candidates, listed after it
 }
+
+// whichFollowers follow 哪个 when it asks to choose among things said before
+// ("哪个更便宜", "哪款好").
+const whichFollowers = "更比最先好便贵划合适值推能可是的呢"
 
 // refs finds the expressions of t that refer back to something said before:
 // pronouns (它, it, they), possessives (它的, its), demonstratives used as
@@ -81,12 +100,25 @@ type ref struct {
 // Demonstratives before an entity ("这个 P-205"), time words (这个月, this
 // week: read as dates first), dummy "it" ("is it possible to", "does it
 // take") and relative "that" ("a rule that covers") are not references.
-func (t *text) refs(toks []token) []ref {
+func (t *text) refs(toks []token) []ref { return t.findRefs(toks, false) }
+
+// findRefs finds the referring expressions of t; with inner it keeps those
+// whose antecedent is in t itself (what Split needs to see a chain).
+func (t *text) findRefs(toks []token, inner bool) []ref {
 	var out []ref
 	for k, tk := range toks {
 		switch tk.kind {
 		case tokHan:
 			for p := tk.i; p < tk.j; {
+				if t.at(p) == '哪' {
+					for _, w := range []string{"哪一个", "哪一款", "哪个", "哪款", "哪台", "哪种", "哪家", "哪张", "哪份"} {
+						if n := utf8.RuneCountInString(w); p+n <= tk.j && t.hasAt(p, w) && (p+n == tk.j || strings.ContainsRune(whichFollowers, t.at(p+n))) {
+							out = append(out, ref{i: p, j: p + n, plural: true, which: true})
+							p += n - 1
+							break
+						}
+					}
+				}
 				r, ok := t.hanRefAt(p, tk.j)
 				if !ok {
 					p++
@@ -108,10 +140,25 @@ func (t *text) refs(toks []token) []ref {
 					p = e
 					continue
 				}
-				out = append(out, rf)
+				if inner || !t.antecedentBefore(toks, k, p, rf) {
+					out = append(out, rf)
+				}
 				p = e
 			}
 		case tokWord:
+			if (tk.low == "which" || tk.low == "either") && k+1 < len(toks) && toks[k+1].kind == tokWord {
+				switch n := toks[k+1].low; {
+				case n == "one" || n == "ones":
+					out = append(out, ref{i: tk.i, j: toks[k+1].j, plural: true, which: true})
+				case n == "of" && k+2 < len(toks) && toks[k+2].kind == tokWord && (toks[k+2].low == "them" || toks[k+2].low == "these" || toks[k+2].low == "those" || toks[k+2].low == "the"):
+					e := toks[k+2].j
+					if toks[k+2].low == "the" && k+3 < len(toks) && toks[k+3].kind == tokWord && (toks[k+3].low == "two" || toks[k+3].low == "three") {
+						e = toks[k+3].j
+					}
+					out = append(out, ref{i: tk.i, j: e, plural: true, which: true})
+				}
+				continue
+			}
 			info, ok := latinRefs[tk.low]
 			if !ok {
 				continue
@@ -147,7 +194,7 @@ func (t *text) refs(toks []token) []ref {
 				if nextTok >= 0 && toks[nextTok].kind == tokSpan {
 					continue // this P-205
 				}
-				if !end && !(k == 0 || prev == "" || governors[prev]) {
+				if !end && !(k == 0 || toks[k-1].kind == tokPunct || governors[prev]) {
 					continue // a relative "that"
 				}
 				if !end && next != "" && !auxWords[next] && !prepositions[next] && !latinVerb(next) && !whWords[next] && next != "and" && next != "or" {
@@ -157,18 +204,68 @@ func (t *text) refs(toks []token) []ref {
 					rf.det = false
 				}
 			case "both":
-				if nextTok >= 0 && toks[nextTok].kind == tokSpan {
-					continue // both P-204 and P-205
+				if nextTok >= 0 && toks[nextTok].kind == tokSpan || next != "" && next != "of" && !auxWords[next] && !latinVerb(next) && !prepositions[next] {
+					continue // both P-204 and P-205; both rivers
 				}
 			case "her":
 				if next != "" && !auxWords[next] && !prepositions[next] {
 					rf.poss = true
 				}
 			}
-			out = append(out, rf)
+			if inner || !t.antecedentBefore(toks, k, tk.i, rf) {
+				out = append(out, rf)
+			}
 		}
 	}
 	return out
+}
+
+// subordinators introduce a clause whose pronoun usually points back into
+// the same question ("where does the blood go after it leaves ...").
+var subordinators = map[string]bool{
+	"before": true, "after": true, "when": true, "while": true, "because": true, "since": true, "until": true, "once": true,
+	"as": true, "if": true, "where": true, "whenever": true, "although": true, "though": true, "whether": true,
+}
+
+// antecedentBefore reports a pronoun whose antecedent is in the question
+// itself: the question says enough before it ("为什么哈佛终止了它的…",
+// "what was guantanamo bay before it was a prison", "Randy Savage …
+// after he left"). A follow-up states its referent elsewhere and leads
+// with the pronoun ("它能换吗", "Can I return it?", "Which sections of it").
+func (t *text) antecedentBefore(toks []token, k, at int, rf ref) bool {
+	if rf.which {
+		return false
+	}
+	han, words := 0, 0
+	for n := 0; n <= k && n < len(toks); n++ {
+		tk := toks[n]
+		if tk.i >= at {
+			break
+		}
+		switch tk.kind {
+		case tokSpan:
+			if t.spans[tk.span].subject() {
+				words++
+			}
+		case tokWord:
+			if _, isRef := latinRefs[tk.low]; isRef || stopWords[tk.low] || len(tk.low) < 2 {
+				continue
+			}
+			if !latinVerb(tk.low) || n > 0 && toks[n-1].kind == tokWord && determiners[toks[n-1].low] {
+				words++
+			}
+		case tokHan:
+			t.hanContent(tk.i, min(tk.j, at), func(a, b int) { han += t.hanTopic(a, b) })
+		}
+	}
+	if rf.person {
+		return han >= 2 || words >= 1
+	}
+	sub := false
+	if k > 0 && toks[k-1].kind == tokWord && subordinators[toks[k-1].low] {
+		sub = true
+	}
+	return han >= 2 || words >= 2 || sub && words >= 1
 }
 
 // hanRefAt returns the referring expression at p, if one starts there.
@@ -251,10 +348,9 @@ func (t *text) hanContent(i, j int, fn func(a, b int)) {
 
 // longestAt returns the rune length of the longest phrase of m at p that
 // ends by limit, or 0.
-func (t *text) longestAt(m map[rune][]string, p, limit int) int {
+func (t *text) longestAt(m map[rune][]phrase, p, limit int) int {
 	for _, s := range m[t.at(p)] {
-		n := utf8.RuneCountInString(s)
-		if p+n <= limit && t.hasAt(p, s) {
+		if n := len(s.r); p+n <= limit && t.hasRunes(p, s.r) {
 			return n
 		}
 	}
@@ -287,23 +383,35 @@ func (t *text) topic(toks []token) (han, words int, subject bool) {
 				words++
 			}
 		case tokHan:
-			t.hanContent(tk.i, tk.j, func(a, b int) {
-				n := 0
-				for p := a; p < b; {
-					if v := t.longestAt(hanVerbs, p, b); v > 0 {
-						p += v
-						continue
-					}
-					n++
-					p++
-				}
-				if n >= 2 {
-					han += n
-				}
-			})
+			t.hanContent(tk.i, tk.j, func(a, b int) { han += t.hanTopic(a, b) })
 		}
 	}
 	return han, words, subject
+}
+
+// hanTopic measures a CJK content segment: 0 when it is only generic verbs
+// ("退", "处理完") or a two-character verb phrase ("退货", "开好"), else its
+// length.
+func (t *text) hanTopic(a, b int) int {
+	if b-a >= 2 && t.hasAnyHan(a, b, hanNouns) != "" {
+		return b - a
+	}
+	covered := true
+	for p := a; p < b; {
+		v := t.longestAt(hanVerbs, p, b)
+		if v == 0 {
+			covered = false
+			break
+		}
+		p += v
+	}
+	switch {
+	case covered, b-a < 2:
+		return 0
+	case b-a == 2 && t.longestAt(hanVerbs, a, b) > 0:
+		return 0
+	}
+	return b - a
 }
 
 // keywords returns the content of [i, j) of t as space-separated terms:
@@ -345,15 +453,40 @@ func (t *text) keywords(toks []token, i, j int, skip func(*span) bool) string {
 	return b.String()
 }
 
+// keywordQuery reports a search-box query: two or more terms separated by
+// spaces, no question word, no question mark ("报销 审批 5000", "VPN 809",
+// "expense report deadline"). It stands on its own.
+func (t *text) keywordQuery(toks []token) bool {
+	terms := 0
+	for k, tk := range toks {
+		switch tk.kind {
+		case tokPunct:
+			return false
+		case tokWord:
+			if whWords[tk.low] || k == 0 && auxWords[tk.low] {
+				return false
+			}
+		}
+		if k > 0 && tk.kind != tokPunct && isSpace(t.at(tk.i-1)) {
+			terms++
+		}
+	}
+	if terms == 0 || strings.ContainsRune(t.src, '?') || strings.ContainsRune(t.src, '？') {
+		return false
+	}
+	return t.hasAnyHan(0, len(t.cs), hanQuestionWords) == ""
+}
+
 // hasAnyHan reports whether any of phrases occurs in the CJK text of [i, j).
-func (t *text) hasAnyHan(i, j int, phrases []string) string {
+func (t *text) hasAnyHan(i, j int, ps []phrase) string {
 	for p := i; p < j; p++ {
-		if !isHan(t.at(p)) {
+		c := t.cs[p].r
+		if !isHan(c) {
 			continue
 		}
-		for _, s := range phrases {
-			if p+utf8.RuneCountInString(s) <= j && t.hasAt(p, s) {
-				return s
+		for _, s := range ps {
+			if s.r[0] == c && p+len(s.r) <= j && t.hasRunes(p, s.r) {
+				return s.s
 			}
 		}
 	}
@@ -381,18 +514,54 @@ func (t *text) ellipsis(toks []token, refs []ref) (int, int, bool) {
 	return t.latinEllipsis(toks, refs, i, j)
 }
 
+// bareTerm reports a question that is only a short noun phrase and a
+// question mark ("招待费？", "Entertainment expenses?"). It may be an
+// elided question or a new topic; the rewriter takes it as elided only when
+// the previous question has a slot for it.
+func (t *text) bareTerm(toks []token, refs []ref) (int, int, bool) {
+	if len(refs) > 0 || !strings.ContainsAny(t.src, "?？") {
+		return 0, 0, false
+	}
+	i, j := 0, len(t.cs)
+	for i < j && (isSpace(t.at(i)) || isPunct(t.at(i))) {
+		i++
+	}
+	for j > i && (isSpace(t.at(j-1)) || isPunct(t.at(j-1))) {
+		j--
+	}
+	if i >= j || t.keywords(toks, i, j, nil) == "" {
+		return 0, 0, false
+	}
+	words, verbs, han := 0, 0, 0
+	for _, tk := range toks {
+		switch tk.kind {
+		case tokPunct:
+			if tk.i > i && tk.j < j {
+				return 0, 0, false
+			}
+		case tokWord:
+			if whWords[tk.low] || auxWords[tk.low] {
+				return 0, 0, false
+			}
+			if latinVerb(tk.low) {
+				verbs++
+			}
+			words++
+		case tokHan:
+			han += tk.j - tk.i
+		}
+	}
+	if words > 3 || words > 0 && verbs == words || han > 6 || t.hasAnyHan(i, j, hanQuestionWords) != "" {
+		return 0, 0, false
+	}
+	return i, j, true
+}
+
 func (t *text) hanEllipsis(toks []token, refs []ref, i, j int) (int, int, bool) {
 	marked := false
 	if t.at(j-1) == '呢' {
 		j--
 		marked = true
-	}
-	for _, s := range []string{"的话", "怎么样", "又如何", "如何", "的情况", "情况"} {
-		if n := utf8.RuneCountInString(s); j-n > i && t.hasAt(j-n, s) {
-			j -= n
-			marked = true
-			break
-		}
 	}
 	opened := false
 	for _, o := range hanOpeners {
@@ -402,15 +571,20 @@ func (t *text) hanEllipsis(toks []token, refs []ref, i, j int) (int, int, bool) 
 			break
 		}
 	}
+	for _, s := range []string{"的话", "怎么样", "又如何", "如何", "的情况", "情况"} {
+		if n := utf8.RuneCountInString(s); j-n > i && t.hasAt(j-n, s) && (opened || marked || s == "的话") {
+			j -= n
+			marked = true
+			break
+		}
+	}
 	// X 也一样吗 / 也是吗 / 也适用吗.
 	if !marked {
 		for p := i + 1; p < j; p++ {
 			if t.at(p) == '也' {
-				rest := t.folded(p+1, j)
-				rest = strings.TrimRight(rest, "吗?")
-				switch rest {
-				case "一样", "是", "适用", "可以", "行", "能", "算", "一样吗", "是这样", "同样":
-					j, marked = p, true
+				rest := strings.TrimRight(t.folded(p+1, j), "吗呢?")
+				if n := utf8.RuneCountInString(rest); n >= 1 && n <= 3 && isHanString(rest) && t.hasAnyHan(p+1, p+1+n, hanQuestionWords) == "" {
+					j, marked = p, true // P-205 也支持吗
 				}
 				break
 			}
@@ -442,8 +616,13 @@ func (t *text) hanEllipsis(toks []token, refs []ref, i, j int) (int, int, bool) 
 	if !(marked || opened && utf8.RuneCountInString(t.folded(i, j)) <= 8 || onlySpans && hasSpan) {
 		return 0, 0, false
 	}
-	if j-i > 20 || t.hasAnyHan(i, j, hanQuestionWords) != "" {
+	if j-i > 20 || t.hasAnyHan(i, j, hanQuestionWords) != "" || !hasSpan && t.keywords(toks, i, j, nil) == "" {
 		return 0, 0, false
+	}
+	for p := i; p < j; p++ {
+		if isClauseEnd(t.at(p)) {
+			return 0, 0, false
+		}
 	}
 	for _, r := range refs {
 		if r.i >= i && r.j <= j {

@@ -34,6 +34,7 @@ type RejectError struct {
 	By string
 }
 
+// Error names the operation and the entity.
 func (e *RejectError) Error() string {
 	switch e.Op {
 	case "swap":

@@ -135,6 +135,9 @@ func sameSlot(a, b *span) bool {
 }
 
 func (t *text) add(s span) {
+	if t.spans == nil {
+		t.spans = make([]span, 0, 4)
+	}
 	t.spans = append(t.spans, s)
 }
 
@@ -401,18 +404,18 @@ func (t *text) hanAfterNumber(i, nj, k int, v float64, han bool) int {
 		}
 	}
 	for _, u := range hanUnits {
-		if !t.hasAt(e, u.s) {
+		if !t.hasRunes(e, u.r) {
 			continue
 		}
 		if u.s == "星期" || u.s == "周" || u.s == "礼拜" {
-			if strings.ContainsRune("一二三四五六日天末年", t.at(e+utf8.RuneCountInString(u.s))) {
+			if strings.ContainsRune("一二三四五六日天末年", t.at(e+len(u.r))) {
 				continue
 			}
 		}
 		if han && u.u.kind != Duration && u.u.kind != Amount && u.u.kind != Percent {
 			continue
 		}
-		end := e + utf8.RuneCountInString(u.s)
+		end := e + len(u.r)
 		if u.u.kind == Duration && t.hasAt(end, "前") && !t.hasAt(end, "前后") {
 			t.add(span{kind: Date, i: i, j: end + 1})
 			return end + 1
@@ -564,7 +567,7 @@ func (t *text) cueBefore(i int) (EntityKind, string) {
 		break
 	}
 	for _, c := range cueWords {
-		if t.endsWith(p, c.s) {
+		if t.endsWithRunes(p, c.r) {
 			return c.kind, c.s
 		}
 	}
@@ -789,7 +792,7 @@ func isCamel(cs []char) bool {
 func (t *text) scanLatinDate(i int) int {
 	c := lower(t.at(i))
 	for _, p := range latinDates[c] {
-		if e, ok := t.wordAt(i, p); ok {
+		if e, ok := t.wordAt(i, p.s); ok {
 			t.add(span{kind: Date, i: i, j: e})
 			return e
 		}
@@ -851,8 +854,8 @@ func (t *text) scanLatinDate(i int) int {
 // and 百分之….
 func (t *text) scanHan(i int) int {
 	for _, p := range hanDates[t.at(i)] {
-		if t.hasAt(i, p) {
-			e := i + utf8.RuneCountInString(p)
+		if t.hasRunes(i, p.r) {
+			e := i + len(p.r)
 			t.add(span{kind: Date, i: i, j: e})
 			return e
 		}
@@ -860,7 +863,7 @@ func (t *text) scanHan(i int) int {
 	if t.hasAt(i, "百分之") {
 		k := i + 3
 		j := k
-		for j < len(t.cs) && strings.ContainsRune(hanNumerals, t.cs[j].r) {
+		for j < len(t.cs) && isHanNumeral(t.cs[j].r) {
 			j++
 		}
 		var v float64
@@ -877,11 +880,11 @@ func (t *text) scanHan(i int) int {
 		}
 		return i + 3
 	}
-	if !strings.ContainsRune(hanNumerals, t.at(i)) {
+	if !isHanNumeral(t.at(i)) {
 		return i
 	}
 	j := i
-	for j < len(t.cs) && strings.ContainsRune(hanNumerals, t.cs[j].r) {
+	for j < len(t.cs) && isHanNumeral(t.cs[j].r) {
 		j++
 	}
 	// 第一, 统一, 一些: numerals glued to a word are not numbers; only a
@@ -897,6 +900,10 @@ func (t *text) scanHan(i int) int {
 	}
 	if e := t.hanAfterNumber(i, j, j, v, true); e > i {
 		return e
+	}
+	// 两万, 三千: a round Chinese number with no unit is money, as 2万 is.
+	if last, next := t.at(j-1), t.at(j); strings.ContainsRune("万千亿", last) && j-i >= 2 && (!isHan(next) || strings.ContainsRune("的以多左上下内呢吗吧啊了", next)) {
+		t.add(span{kind: Amount, role: string(Amount), i: i, j: j, ni: i, nj: j, num: v, unit: "cny"})
 	}
 	return j
 }
@@ -1038,14 +1045,8 @@ func (t *text) assignRoles() {
 			if p >= s.i && p < s.j {
 				continue
 			}
-			for _, rv := range roleVerbs {
-				ok := false
-				if isLetter([]rune(rv.s)[0]) {
-					_, ok = t.wordAt(p, rv.s)
-				} else {
-					ok = t.hasAt(p, rv.s)
-				}
-				if !ok {
+			for _, rv := range roleVerbIndex[lower(t.cs[p].r)] {
+				if !t.hasRunes(p, rv.r) || isLetter(rv.r[0]) && (isAlnum(t.at(p-1)) || isAlnum(t.at(p+len(rv.r)))) {
 					continue
 				}
 				d := s.i - p

@@ -9,8 +9,14 @@ import (
 // numerals, time words, pronouns, question scaffolding, cue words that
 // introduce an identifier) and nothing of any one knowledge base.
 
-// hanNumerals are the characters of Chinese numerals.
-const hanNumerals = "零〇一二两三四五六七八九十百千万亿半"
+// isHanNumeral reports a character of Chinese numerals.
+func isHanNumeral(r rune) bool {
+	switch r {
+	case '零', '〇', '一', '二', '两', '三', '四', '五', '六', '七', '八', '九', '十', '百', '千', '万', '亿', '半':
+		return true
+	}
+	return false
+}
 
 // numberedPlaces follow 号 when it numbers a place, not a day (3号楼).
 const numberedPlaces = "楼线门口房床桌座位码机库仓窗柜馆厅室车站"
@@ -25,6 +31,7 @@ var hanMultipliers = []hanMultiplier{{"百万", 1e6}, {"千万", 1e7}, {"万", 1
 type hanUnit struct {
 	s string
 	u unit
+	r []rune
 }
 
 // hanUnits are tried in order: longer units first.
@@ -33,19 +40,19 @@ var hanUnits = func() []hanUnit {
 	a := func(n string) unit { return unit{kind: Amount, name: n} }
 	m := func(n string) unit { return unit{kind: Number, name: n} }
 	us := []hanUnit{
-		{"个工作日", d("workday")}, {"工作日", d("workday")}, {"个自然日", d("day")}, {"自然日", d("day")},
-		{"个小时", d("hour")}, {"小时", d("hour")}, {"钟头", d("hour")}, {"分钟", d("minute")}, {"秒钟", d("second")},
-		{"个星期", d("week")}, {"星期", d("week")}, {"个礼拜", d("week")}, {"礼拜", d("week")}, {"周", d("week")},
-		{"个月", d("month")}, {"个季度", d("quarter")}, {"季度", d("quarter")}, {"年", d("year")}, {"天", d("day")}, {"日", d("day")},
-		{"元人民币", a("cny")}, {"人民币", a("cny")}, {"块钱", a("cny")}, {"元", a("cny")}, {"块", a("cny")},
-		{"美元", a("usd")}, {"美金", a("usd")}, {"欧元", a("eur")}, {"英镑", a("gbp")}, {"日元", a("jpy")},
-		{"港币", a("hkd")}, {"港元", a("hkd")},
-		{"个百分点", unit{kind: Percent, name: "%"}},
-		{"公斤", m("kg")}, {"千克", m("kg")}, {"斤", m("jin")}, {"克", m("g")}, {"吨", m("t")}, {"公里", m("km")},
-		{"千米", m("km")}, {"厘米", m("cm")}, {"毫米", m("mm")}, {"米", m("m")}, {"英寸", m("inch")}, {"寸", m("inch")},
-		{"人", m("人")}, {"次", m("次")}, {"件", m("件")}, {"笔", m("笔")}, {"单", m("单")}, {"张", m("张")}, {"台", m("台")},
-		{"页", m("页")}, {"份", m("份")}, {"条", m("条")}, {"箱", m("箱")}, {"瓶", m("瓶")}, {"本", m("本")}, {"位", m("位")},
-		{"名", m("名")}, {"间", m("间")}, {"套", m("套")}, {"个", m("个")}, {"G", m("gb")},
+		{s: "个工作日", u: d("workday")}, {s: "工作日", u: d("workday")}, {s: "个自然日", u: d("day")}, {s: "自然日", u: d("day")},
+		{s: "个小时", u: d("hour")}, {s: "小时", u: d("hour")}, {s: "钟头", u: d("hour")}, {s: "分钟", u: d("minute")}, {s: "秒钟", u: d("second")},
+		{s: "个星期", u: d("week")}, {s: "星期", u: d("week")}, {s: "个礼拜", u: d("week")}, {s: "礼拜", u: d("week")}, {s: "周", u: d("week")},
+		{s: "个月", u: d("month")}, {s: "个季度", u: d("quarter")}, {s: "季度", u: d("quarter")}, {s: "年", u: d("year")}, {s: "天", u: d("day")}, {s: "日", u: d("day")},
+		{s: "元人民币", u: a("cny")}, {s: "人民币", u: a("cny")}, {s: "块钱", u: a("cny")}, {s: "元", u: a("cny")}, {s: "块", u: a("cny")},
+		{s: "美元", u: a("usd")}, {s: "美金", u: a("usd")}, {s: "欧元", u: a("eur")}, {s: "英镑", u: a("gbp")}, {s: "日元", u: a("jpy")},
+		{s: "港币", u: a("hkd")}, {s: "港元", u: a("hkd")},
+		{s: "个百分点", u: unit{kind: Percent, name: "%"}},
+		{s: "公斤", u: m("kg")}, {s: "千克", u: m("kg")}, {s: "斤", u: m("jin")}, {s: "克", u: m("g")}, {s: "吨", u: m("t")}, {s: "公里", u: m("km")},
+		{s: "千米", u: m("km")}, {s: "厘米", u: m("cm")}, {s: "毫米", u: m("mm")}, {s: "米", u: m("m")}, {s: "英寸", u: m("inch")}, {s: "寸", u: m("inch")},
+		{s: "人", u: m("人")}, {s: "次", u: m("次")}, {s: "件", u: m("件")}, {s: "笔", u: m("笔")}, {s: "单", u: m("单")}, {s: "张", u: m("张")}, {s: "台", u: m("台")},
+		{s: "页", u: m("页")}, {s: "份", u: m("份")}, {s: "条", u: m("条")}, {s: "箱", u: m("箱")}, {s: "瓶", u: m("瓶")}, {s: "本", u: m("本")}, {s: "位", u: m("位")},
+		{s: "名", u: m("名")}, {s: "间", u: m("间")}, {s: "套", u: m("套")}, {s: "个", u: m("个")}, {s: "G", u: m("gb")},
 	}
 	return us
 }()
@@ -110,22 +117,32 @@ var codePrefixes = map[string]bool{"cve": true, "cwe": true, "err": true, "error
 type cueWord struct {
 	s    string
 	kind EntityKind
+	r    []rune
 }
 
 // cueWords are checked in order, longer phrases first.
 var cueWords = []cueWord{
-	{"快递单号", Order}, {"订单编号", Order}, {"订单号", Order}, {"运单号", Order}, {"工单号", Order}, {"合同编号", Order},
-	{"合同号", Order}, {"发票号码", Order}, {"发票号", Order}, {"流水号", Order}, {"单号", Order}, {"订单", Order},
-	{"运单", Order}, {"工单", Order}, {"申请单", Order}, {"快递", Order},
-	{"order number", Order}, {"order no", Order}, {"order id", Order}, {"orders", Order}, {"order", Order},
-	{"tracking number", Order}, {"tracking no", Order}, {"invoice number", Order}, {"invoice no", Order}, {"invoice", Order},
-	{"ticket number", Order}, {"tickets", Order}, {"ticket", Order}, {"case number", Order}, {"case", Order},
-	{"waybill", Order}, {"po", Order}, {"request", Order}, {"booking", Order}, {"reservation", Order},
-	{"错误代码", Code}, {"错误码", Code}, {"错误", Code}, {"报错", Code}, {"代码", Code}, {"状态码", Code}, {"返回码", Code},
-	{"error code", Code}, {"exit code", Code}, {"status code", Code}, {"error", Code}, {"code", Code}, {"http", Code},
-	{"status", Code}, {"errno", Code},
-	{"型号", Product}, {"产品", Product}, {"商品", Product}, {"货号", Product}, {"编号", Product},
-	{"model", Product}, {"sku", Product}, {"part number", Product}, {"part", Product}, {"item", Product}, {"product", Product},
+	{s: "快递单号", kind: Order}, {s: "订单编号", kind: Order}, {s: "订单号", kind: Order}, {s: "运单号", kind: Order}, {s: "工单号", kind: Order}, {s: "合同编号", kind: Order},
+	{s: "合同号", kind: Order}, {s: "发票号码", kind: Order}, {s: "发票号", kind: Order}, {s: "流水号", kind: Order}, {s: "单号", kind: Order}, {s: "订单", kind: Order},
+	{s: "运单", kind: Order}, {s: "工单", kind: Order}, {s: "申请单", kind: Order}, {s: "快递", kind: Order},
+	{s: "order number", kind: Order}, {s: "order no", kind: Order}, {s: "order id", kind: Order}, {s: "orders", kind: Order}, {s: "order", kind: Order},
+	{s: "tracking number", kind: Order}, {s: "tracking no", kind: Order}, {s: "invoice number", kind: Order}, {s: "invoice no", kind: Order}, {s: "invoice", kind: Order},
+	{s: "ticket number", kind: Order}, {s: "tickets", kind: Order}, {s: "ticket", kind: Order}, {s: "case number", kind: Order}, {s: "case", kind: Order},
+	{s: "waybill", kind: Order}, {s: "po", kind: Order}, {s: "request", kind: Order}, {s: "booking", kind: Order}, {s: "reservation", kind: Order},
+	{s: "错误代码", kind: Code}, {s: "错误码", kind: Code}, {s: "错误", kind: Code}, {s: "报错", kind: Code}, {s: "代码", kind: Code}, {s: "状态码", kind: Code}, {s: "返回码", kind: Code},
+	{s: "error code", kind: Code}, {s: "exit code", kind: Code}, {s: "status code", kind: Code}, {s: "error", kind: Code}, {s: "code", kind: Code}, {s: "http", kind: Code},
+	{s: "status", kind: Code}, {s: "errno", kind: Code},
+	{s: "型号", kind: Product}, {s: "产品", kind: Product}, {s: "商品", kind: Product}, {s: "货号", kind: Product}, {s: "编号", kind: Product},
+	{s: "model", kind: Product}, {s: "sku", kind: Product}, {s: "part number", kind: Product}, {s: "part", kind: Product}, {s: "item", kind: Product}, {s: "product", kind: Product},
+}
+
+func init() {
+	for k := range cueWords {
+		cueWords[k].r = []rune(cueWords[k].s)
+	}
+	for k := range hanUnits {
+		hanUnits[k].r = []rune(hanUnits[k].s)
+	}
 }
 
 // listJoiners join identifiers listed together.
@@ -151,27 +168,38 @@ var numberWords = map[string]float64{
 type roleVerb struct {
 	s    string
 	role string
+	r    []rune
 }
 
 var roleVerbs = []roleVerb{
-	{"购买", RolePurchase}, {"购入", RolePurchase}, {"下单", RolePurchase}, {"订购", RolePurchase}, {"入手", RolePurchase},
-	{"买", RolePurchase}, {"bought", RolePurchase}, {"buy", RolePurchase}, {"purchased", RolePurchase},
-	{"purchase", RolePurchase}, {"ordered", RolePurchase},
-	{"签收", RoleReceipt}, {"收到", RoleReceipt}, {"收货", RoleReceipt}, {"到货", RoleReceipt}, {"送达", RoleReceipt},
-	{"received", RoleReceipt}, {"receive", RoleReceipt}, {"delivered", RoleReceipt}, {"arrived", RoleReceipt},
-	{"发货", RoleShipment}, {"发出", RoleShipment}, {"寄出", RoleShipment}, {"出库", RoleShipment},
-	{"shipped", RoleShipment}, {"dispatched", RoleShipment}, {"sent", RoleShipment}, {"mailed", RoleShipment},
+	{s: "购买", role: RolePurchase}, {s: "购入", role: RolePurchase}, {s: "下单", role: RolePurchase}, {s: "订购", role: RolePurchase}, {s: "入手", role: RolePurchase},
+	{s: "买", role: RolePurchase}, {s: "bought", role: RolePurchase}, {s: "buy", role: RolePurchase}, {s: "purchased", role: RolePurchase},
+	{s: "purchase", role: RolePurchase}, {s: "ordered", role: RolePurchase},
+	{s: "签收", role: RoleReceipt}, {s: "收到", role: RoleReceipt}, {s: "收货", role: RoleReceipt}, {s: "到货", role: RoleReceipt}, {s: "送达", role: RoleReceipt},
+	{s: "received", role: RoleReceipt}, {s: "receive", role: RoleReceipt}, {s: "delivered", role: RoleReceipt}, {s: "arrived", role: RoleReceipt},
+	{s: "发货", role: RoleShipment}, {s: "发出", role: RoleShipment}, {s: "寄出", role: RoleShipment}, {s: "出库", role: RoleShipment},
+	{s: "shipped", role: RoleShipment}, {s: "dispatched", role: RoleShipment}, {s: "sent", role: RoleShipment}, {s: "mailed", role: RoleShipment},
 }
 
+// roleVerbIndex holds roleVerbs by first rune.
+var roleVerbIndex = func() map[rune][]roleVerb {
+	m := map[rune][]roleVerb{}
+	for _, v := range roleVerbs {
+		v.r = []rune(v.s)
+		m[v.r[0]] = append(m[v.r[0]], v)
+	}
+	return m
+}()
+
 // byFirstRune indexes phrases by their first rune, longest first.
-func byFirstRune(ps []string) map[rune][]string {
-	m := map[rune][]string{}
+func byFirstRune(ps []string) map[rune][]phrase {
+	m := map[rune][]phrase{}
 	for _, p := range ps {
 		r, _ := utf8.DecodeRuneInString(p)
-		m[r] = append(m[r], p)
+		m[r] = append(m[r], phrase{p, []rune(p)})
 	}
 	for _, l := range m {
-		sort.SliceStable(l, func(a, b int) bool { return utf8.RuneCountInString(l[a]) > utf8.RuneCountInString(l[b]) })
+		sort.SliceStable(l, func(a, b int) bool { return len(l[a].r) > len(l[b].r) })
 	}
 	return m
 }

@@ -45,6 +45,7 @@ const (
 	RuleEllipsisContrast    = "ellipsis:contrast"    // 国内 -> 国际, employees -> interns
 	RuleEllipsisHead        = "ellipsis:head"        // a phrase with the same head noun (差旅住宿费 -> 餐费)
 	RuleEllipsisSubject     = "ellipsis:subject"     // the subject of a Chinese question (年假 -> 调休)
+	RuleEllipsisName        = "ellipsis:name"        // the one name of the same script (Tokyo -> Osaka, VPN -> Wi-Fi)
 	RuleEllipsisCarry       = "ellipsis:carry"       // no slot found: the new term with the previous question
 )
 
@@ -114,7 +115,33 @@ func (o Offline) Rewrite(ctx context.Context, question string, history []Message
 	if err := ctx.Err(); err != nil {
 		return Rewrite{Text: question, Rule: RuleStandalone}, err
 	}
-	return o.rewrite(question, history, maxDepth), nil
+	c := &conv{msgs: history, ts: make([]*text, len(history)), talk: make([]int8, len(history))}
+	return o.rewrite(question, nil, c, len(history), maxDepth), nil
+}
+
+// conv is the history with its messages parsed on demand, shared by the
+// rewrite of the question and those of the earlier questions it leans on.
+type conv struct {
+	msgs []Message
+	ts   []*text
+	talk []int8 // 0 not known yet, 1 small talk only, -1 not
+}
+
+func (c *conv) text(k int) *text {
+	if c.ts[k] == nil {
+		c.ts[k] = newText(c.msgs[k].Content)
+	}
+	return c.ts[k]
+}
+
+func (c *conv) smallTalk(k int) bool {
+	if c.talk[k] == 0 {
+		c.talk[k] = -1
+		if router.DetectSmallTalk(c.msgs[k].Content).Only {
+			c.talk[k] = 1
+		}
+	}
+	return c.talk[k] == 1
 }
 
 // hmsg is a history message of the window, parsed.
@@ -124,41 +151,43 @@ type hmsg struct {
 	t    *text
 }
 
-func (o Offline) window(history []Message) []hmsg {
+// window returns the most recent messages before end.
+func (o Offline) window(c *conv, end int) []hmsg {
 	n := o.Window
 	if n <= 0 {
 		n = DefaultWindow
 	}
-	start := max(0, len(history)-n)
-	out := make([]hmsg, 0, len(history)-start)
-	for k := start; k < len(history); k++ {
-		m := history[k]
-		if strings.TrimSpace(m.Content) == "" {
-			continue
+	start := max(0, end-n)
+	out := make([]hmsg, 0, end-start)
+	for k := start; k < end; k++ {
+		m := c.msgs[k]
+		if strings.TrimSpace(m.Content) == "" || m.Role != "user" && m.Role != "assistant" {
+			continue // system and tool messages are not the conversation
 		}
-		role := m.Role
-		if role != "assistant" {
-			role = "user"
-		}
-		out = append(out, hmsg{idx: k, role: role, t: newText(m.Content)})
+		out = append(out, hmsg{idx: k, role: m.Role, t: c.text(k)})
 	}
 	return out
 }
 
-func (o Offline) rewrite(question string, history []Message, depth int) Rewrite {
+// rewrite understands question in the context of the first end messages
+// of c; pre, when not nil, is the question already parsed.
+func (o Offline) rewrite(question string, pre *text, c *conv, end, depth int) Rewrite {
 	r := Rewrite{Text: question, Rule: RuleStandalone}
 	if strings.TrimSpace(question) == "" {
 		r.Rule = RuleEmpty
 		return r
 	}
-	if router.DetectSmallTalk(question).Only {
+	if (pre == nil || end >= len(c.msgs)) && router.DetectSmallTalk(question).Only || pre != nil && end < len(c.msgs) && c.smallTalk(end) {
 		r.Rule, r.SmallTalk = RuleSmallTalk, true
 		return r
 	}
 	core := stripTalkLead(question)
-	q := newText(core)
+	q := pre
+	if q == nil || core != question {
+		q = newText(core)
+	}
 	qt := q.tokens()
-	win := o.window(history)
+	win := o.window(c, end)
 	if len(win) == 0 {
 		r.Rule = RuleNoHistory
 		return finish(r, question, q)
@@ -167,12 +196,12 @@ func (o Offline) rewrite(question string, history []Message, depth int) Rewrite 
 	var p *text
 	var pt []token
 	for k := len(win) - 1; k >= 0; k-- {
-		if win[k].role != "user" || router.DetectSmallTalk(win[k].t.src).Only {
+		if win[k].role != "user" || c.smallTalk(win[k].idx) {
 			continue
 		}
 		p = win[k].t
 		if depth > 0 {
-			if pr := o.rewrite(p.src, history[:win[k].idx], depth-1); pr.Rewritten && pr.Clarify == nil {
+			if pr := o.rewrite(p.src, p, c, win[k].idx, depth-1); pr.Rewritten && pr.Clarify == nil {
 				p = newText(pr.Text)
 			}
 		}
@@ -180,11 +209,28 @@ func (o Offline) rewrite(question string, history []Message, depth int) Rewrite 
 		break
 	}
 	refs := q.refs(qt)
+	if hasSubject(q) {
+		// "这个政策适用于 P-205 吗": the demonstrative points at the policy
+		// talked about, not at another identifier.
+		kept := refs[:0]
+		for _, rf := range refs {
+			if !rf.det {
+				kept = append(kept, rf)
+			}
+		}
+		refs = kept
+	}
 	if p != nil {
 		if i, j, ok := q.ellipsis(qt, refs); ok {
 			r.Text, r.Rule = elide(q, qt, i, j, p, pt)
 			r.FollowUp = true
 			return finish(r, question, q)
+		}
+		if i, j, ok := q.bareTerm(qt, refs); ok {
+			if text, rule := elide(q, qt, i, j, p, pt); rule != RuleEllipsisCarry {
+				r.Text, r.Rule, r.FollowUp = text, rule, true
+				return finish(r, question, q)
+			}
 		}
 	}
 	if len(refs) > 0 {
@@ -409,6 +455,10 @@ func resolve(r Rewrite, question string, q *text, refs []ref, win []hmsg, p *tex
 			value = strings.Join(vals[:len(vals)-1], ", ") + " and " + vals[len(vals)-1]
 		}
 	}
+	choice := strings.Join(vals, "、") // for "哪个": the candidates to choose from
+	if !q.han {
+		choice = strings.Join(vals, " or ")
+	}
 	// Times said with the referent keep their role.
 	var dates []string
 	if !hasKind(q, Date) {
@@ -424,16 +474,18 @@ func resolve(r Rewrite, question string, q *text, refs []ref, win []hmsg, p *tex
 	for n, rf := range things {
 		b.WriteString(q.src[last:q.off(rf.i)])
 		v := value
+		if n == 0 && !rf.which {
+			v += paren(dates, q.han)
+		}
 		switch {
+		case rf.which:
+			v = q.orig(rf.i, rf.j) + paren([]string{choice}, q.han)
 		case rf.poss && q.han:
 			v += "的"
 		case rf.poss:
 			v += "'s"
 		case rf.det && q.han:
 			v += " "
-		}
-		if n == 0 {
-			v += paren(dates, q.han)
 		}
 		b.WriteString(v)
 		last = q.off(rf.j)
@@ -444,6 +496,15 @@ func resolve(r Rewrite, question string, q *text, refs []ref, win []hmsg, p *tex
 	b.WriteString(q.src[last:])
 	r.Text, r.Rule = b.String(), RuleReference
 	return finish(r, question, q)
+}
+
+func hasSubject(t *text) bool {
+	for k := range t.spans {
+		if t.spans[k].subject() {
+			return true
+		}
+	}
+	return false
 }
 
 func hasKind(t *text, k EntityKind) bool {
@@ -474,23 +535,27 @@ func conflicts(q *text) func(*span) bool {
 // that stands alone.
 func carry(q *text, qt []token, p *text, pt []token) string {
 	han, words, subject := q.topic(qt)
-	if subject {
+	if subject || q.keywordQuery(qt) {
 		return ""
 	}
 	noTopic := han < 2 && words == 0
 	cue := false
-	if !noTopic && !hasKind(q, Date) {
+	// A continuation cue carries context when the question says little of
+	// its own, or when the previous message anchored an identifier in
+	// time ("我前天收到的 AX-2 …" + "还在退货期内吗？").
+	anchored := hasSubject(p) && hasKind(p, Date)
+	if !noTopic && !hasKind(q, Date) && (han == 0 && words <= 1 || anchored) {
 		if q.han {
 			cue = q.hasAnyHan(0, len(q.cs), hanContinuation) != "" && utf8.RuneCountInString(q.src) <= 16
 		} else {
 			n := 0
-			for _, tk := range qt {
+			for k, tk := range qt {
 				if tk.kind == tokWord {
 					n++
-					cue = cue || latinContinuation[tk.low]
+					cue = cue || latinContinuation[tk.low] || tk.low == "if" && k <= 3 && n <= 3
 				}
 			}
-			cue = cue && n <= 8
+			cue = cue && n <= 10
 		}
 	}
 	if !noTopic && !cue {
@@ -530,11 +595,27 @@ func applyEdits(t *text, edits []edit) string {
 			continue
 		}
 		b.WriteString(t.src[last:t.off(e.i)])
+		// Keep the new text from fusing with its neighbours ("0k.10" with
+		// 0k replaced by 0 must not read 0.10).
+		before := isAlnum(t.at(e.i-1)) || glues(t.at(e.i-1)) && isAlnum(t.at(e.i-2))
+		after := isAlnum(t.at(e.j)) || glues(t.at(e.j)) && isAlnum(t.at(e.j+1))
+		if first, _ := utf8.DecodeRuneInString(e.s); e.s != "" && before && glues(fold(first)) {
+			b.WriteByte(' ')
+		}
 		b.WriteString(e.s)
+		if lastR, _ := utf8.DecodeLastRuneInString(e.s); e.s != "" && after && glues(fold(lastR)) {
+			b.WriteByte(' ')
+		}
 		last = t.off(e.j)
 	}
 	b.WriteString(t.src[last:])
 	return b.String()
+}
+
+// glues reports a character that joins the ASCII characters next to it into
+// one token (letters, digits and the separators inside numbers and codes).
+func glues(r rune) bool {
+	return isAlnum(r) || r == '.' || r == ',' || r == '-' || r == '_' || r == ':' || r == '/'
 }
 
 // alphaPrefix is the letters an identifier key starts with ("DK" of DK3).
@@ -557,12 +638,12 @@ func elide(q *text, qt []token, i, j int, p *text, pt []token) (string, string) 
 		}
 	}
 	if len(xs) > 0 {
-		return elideEntities(q, qt, i, j, xs, p)
+		return elideEntities(q, qt, i, j, xs, p, pt)
 	}
 	return elideTerm(q, qt, i, j, p, pt)
 }
 
-func elideEntities(q *text, qt []token, i, j int, xs []*span, p *text) (string, string) {
+func elideEntities(q *text, qt []token, i, j int, xs []*span, p *text, pt []token) (string, string) {
 	used := make([]bool, len(p.spans))
 	var edits []edit
 	var extra []string
@@ -616,6 +697,25 @@ func elideEntities(q *text, qt []token, i, j int, xs []*span, p *text) (string, 
 		}
 	}
 	if len(edits) == 0 {
+		// No slot of the same kind: a time word or a term may still
+		// have a counterpart (周末 for 工作日).
+		var words []token
+		for _, tk := range qt {
+			if tk.i >= i && tk.j <= j && (tk.kind == tokWord || tk.kind == tokSpan) {
+				if tk.kind == tokSpan {
+					tk.low = strings.ToLower(q.spans[tk.span].value)
+				}
+				words = append(words, tk)
+			}
+		}
+		if !q.han && len(words) >= 2 && words[0].kind == tokWord && prepositions[words[0].low] {
+			if out, ok := replaceAfterPreposition(p, pt, words[0].low, q.orig(q.skipSpaces(words[0].j), j)); ok {
+				return out, RuleEllipsisPreposition
+			}
+		}
+		if out, ok := replaceContrast(q, i, j, words, p, pt); ok {
+			return out, RuleEllipsisContrast
+		}
 		return join(strings.Join(extra, " "), p.src, q.han), RuleEllipsisCarry
 	}
 	out := applyEdits(p, edits)
@@ -665,8 +765,22 @@ func elideTerm(q *text, qt []token, i, j int, p *text, pt []token) (string, stri
 	if out, ok := replaceHead(q, i, j, words, p, pt, term); ok {
 		return out, RuleEllipsisHead
 	}
+	if out, ok := replaceName(q, i, j, words, p, pt, term); ok {
+		return out, RuleEllipsisName
+	}
 	if q.han && p.han && !modifier {
 		if s0, m, ok := hanSubject(p); ok {
+			if q.hanTopic(i, j) == 0 {
+				// 出国: a verb phrase narrows the subject rather than
+				// replacing it.
+				return applyEdits(p, []edit{{s0, s0, term}}), RuleEllipsisSubject
+			}
+			for k := s0; k < m; k++ {
+				if p.at(k) == '的' && k > s0 {
+					// 北京的住宿标准 + 厦门呢: the modifier changes.
+					return applyEdits(p, []edit{{s0, k, term}}), RuleEllipsisSubject
+				}
+			}
 			return applyEdits(p, []edit{{s0, m, term}}), RuleEllipsisSubject
 		}
 	}
@@ -713,42 +827,93 @@ func replaceAfterPreposition(p *text, pt []token, prep, with string) (string, bo
 
 // replaceContrast swaps a member of a contrast set (国内 -> 国际).
 func replaceContrast(q *text, i, j int, words []token, p *text, pt []token) (string, bool) {
+	// Members of contrast sets the phrase names.
+	type member struct {
+		set int
+		s   string
+	}
+	var ms []member
+	inTerm := map[string]bool{}
 	if q.han {
 		phrase := q.folded(i, j)
-		for _, set := range contrastSets {
-			for _, m := range set {
-				if !strings.Contains(phrase, m) || !isHanString(m) {
-					continue
+		for k, st := range contrastSets {
+			best := ""
+			for _, m := range st {
+				if isHanString(m) && strings.Contains(phrase, m) && len(m) > len(best) {
+					best = m
 				}
-				for _, o := range set {
-					if o == m || !isHanString(o) || strings.Contains(m, o) || strings.Contains(o, m) {
-						continue
-					}
-					if at := indexHan(p, o); at >= 0 {
-						return applyEdits(p, []edit{{at, at + utf8.RuneCountInString(o), m}}), true
-					}
-				}
+			}
+			if best != "" {
+				ms = append(ms, member{k, best})
+				inTerm[best] = true
 			}
 		}
 	}
 	for _, w := range words {
-		set, ok := contrastIndex[singular(w.low)]
-		if !ok {
-			set, ok = contrastIndex[w.low]
+		inTerm[singular(w.low)] = true
+		if k, ok := contrastIndex[singular(w.low)]; ok {
+			ms = append(ms, member{k, q.orig(w.i, w.j)})
+		} else if k, ok := contrastIndex[w.low]; ok {
+			ms = append(ms, member{k, q.orig(w.i, w.j)})
 		}
-		if !ok {
-			continue
-		}
-		for _, tk := range pt {
-			if tk.kind != tokWord || tk.low == w.low || singular(tk.low) == singular(w.low) {
+	}
+	// Another member of the same set in the previous question, in either
+	// script, that the phrase does not name itself.
+	for _, m := range ms {
+		ml := strings.ToLower(m.s)
+		for _, o := range contrastSets[m.set] {
+			if inTerm[o] || o == ml || singular(o) == singular(ml) || strings.Contains(ml, o) || strings.Contains(o, ml) {
 				continue
 			}
-			if s2, ok := contrastIndex[singular(tk.low)]; ok && s2 == set || contrastIndex[tk.low] == set && ok {
-				return applyEdits(p, []edit{{tk.i, tk.j, q.orig(w.i, w.j)}}), true
+			if isHanString(o) {
+				if at := indexHan(p, o); at >= 0 {
+					return applyEdits(p, []edit{{at, at + utf8.RuneCountInString(o), m.s}}), true
+				}
+				continue
+			}
+			for _, tk := range pt {
+				if tk.kind == tokWord && !inTerm[singular(tk.low)] && (tk.low == o || singular(tk.low) == o) {
+					return applyEdits(p, []edit{{tk.i, tk.j, m.s}}), true
+				}
 			}
 		}
 	}
 	return "", false
+}
+
+// replaceName swaps a name for the one name of the previous question: a
+// Latin term into a Chinese question that holds one Latin word ("VPN 连不
+// 上怎么办" + "那 Wi-Fi 呢"), or a capitalised word into an English question
+// with one capitalised word after its first ("per diem in Tokyo" + "What
+// about Osaka?").
+func replaceName(q *text, i, j int, words []token, p *text, pt []token, term string) (string, bool) {
+	if len(words) == 0 || len(words) > 3 || strings.ContainsFunc(term, isHan) {
+		return "", false
+	}
+	var cands []token
+	for k, tk := range pt {
+		if tk.kind != tokWord {
+			continue
+		}
+		switch {
+		case p.han:
+			if k > 0 && pt[k-1].kind == tokWord && len(cands) > 0 && cands[len(cands)-1].j == pt[k-1].j {
+				cands[len(cands)-1].j = tk.j // one run of Latin words
+				continue
+			}
+			cands = append(cands, tk)
+		case isUpper(q.at(words[0].i)) && k > 0 && pt[k-1].kind != tokPunct && isUpper(p.at(tk.i)) && tk.low != "i":
+			cands = append(cands, tk) // a capitalised word after the first
+		}
+	}
+	if len(cands) != 1 {
+		return "", false
+	}
+	c := cands[0]
+	if compactKey(p.orig(c.i, c.j)) == compactKey(term) {
+		return "", false
+	}
+	return applyEdits(p, []edit{{c.i, c.j, term}}), true
 }
 
 func isHanString(s string) bool {
@@ -800,22 +965,31 @@ func replaceHead(q *text, i, j int, words []token, p *text, pt []token, term str
 		return "", false
 	}
 	n := j - i
+	mixed := strings.ContainsFunc(term, func(r rune) bool { return isAlnum(fold(r)) })
 	for _, sl := range []int{2, 1} {
 		if sl > n {
 			continue
 		}
-		suf := q.folded(j-sl, j)
+		suf := q.orig(j-sl, j)
 		if !isHanString(suf) || strings.ContainsAny(suf, hanBoundary) {
 			continue
 		}
 		at := indexHan(p, suf)
-		if at < 0 {
+		if at < 0 || !mixed && !p.phraseEnd(at+sl) {
 			continue
 		}
 		e := at + sl
 		s := at
-		for s > 0 && isHan(p.at(s-1)) && !strings.ContainsRune(hanBoundary, p.at(s-1)) && p.spanAt(s-1) < 0 && e-s < n+4 {
-			s--
+		for s > 0 && p.spanAt(s-1) < 0 && e-s < n+4 {
+			c := p.at(s - 1)
+			if isHan(c) && !strings.ContainsRune(hanBoundary, c) || mixed && (isAlnum(c) || isSpace(c)) {
+				s--
+				continue
+			}
+			break
+		}
+		for s < at && isSpace(p.at(s)) {
+			s++
 		}
 		if compactKey(p.orig(s, e)) == compactKey(term) {
 			return "", false
@@ -823,6 +997,22 @@ func replaceHead(q *text, i, j int, words []token, p *text, pt []token, term str
 		return applyEdits(p, []edit{{s, e, term}}), true
 	}
 	return "", false
+}
+
+// phraseEnd reports whether a Chinese noun phrase can end before char e:
+// the text ends, or a function word, a question word or a predicate follows
+// (保 in 保修期 is not the end of a phrase; 费 in 住宿费的 is).
+func (p *text) phraseEnd(e int) bool {
+	c := p.at(e)
+	if !isHan(c) || strings.ContainsRune(hanBoundary, c) || p.longestAt(hanScaffold, e, len(p.cs)) > 0 {
+		return true
+	}
+	for _, mk := range hanPredicateMarkers {
+		if p.hasAt(e, mk) {
+			return true
+		}
+	}
+	return false
 }
 
 // hanSubject returns the subject of a Chinese question: from its first

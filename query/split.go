@@ -25,7 +25,7 @@ import (
 func Split(text string) []string {
 	t := newText(text)
 	toks := t.tokens()
-	refs := t.refs(toks)
+	refs := t.findRefs(toks, true)
 	cls := t.clauses(toks)
 	if len(cls) == 1 {
 		if parts := t.distribute(toks, cls[0]); len(parts) > 1 {
@@ -142,7 +142,7 @@ func (t *text) isAsk(toks []token, i, j int) bool {
 	return false
 }
 
-var hanRequests = strings.Fields("请说明 请介绍 告诉我 列出 介绍一下 说明一下 查一下 查下 说一下 解释一下 帮我查 请问")
+var hanRequests = phrases(strings.Fields("请说明 请介绍 告诉我 列出 介绍一下 说明一下 查一下 查下 说一下 解释一下 帮我查 请问")...)
 
 var latinRequests = map[string]bool{"tell": true, "explain": true, "list": true, "describe": true, "show": true, "give": true, "find": true, "check": true, "please": true}
 

@@ -11,7 +11,7 @@ import (
 // ideographic space to ASCII and keeps case: values are reported as written.
 type char struct {
 	r   rune
-	off int
+	off int32
 }
 
 // fold maps full-width forms to ASCII (ＶＰＮ -> VPN, ？ -> ?, ％ -> %) and
@@ -44,10 +44,49 @@ func isHex(r rune) bool    { return isDigit(r) || ((r|0x20) >= 'a' && (r|0x20) <
 // isHan reports a CJK ideograph (or kana/hangul): the runes Chinese text is
 // written in and that have no word boundaries between them.
 func isHan(r rune) bool {
-	if r < 0x2E80 {
+	switch {
+	case r < 0x2E80:
 		return false
+	case r >= 0x4E00 && r <= 0x9FFF:
+		return true
 	}
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// phrase is a word-list entry with its runes decoded once.
+type phrase struct {
+	s string
+	r []rune
+}
+
+func phrases(ss ...string) []phrase {
+	out := make([]phrase, len(ss))
+	for k, s := range ss {
+		out[k] = phrase{s, []rune(s)}
+	}
+	return out
+}
+
+// hasRunes reports whether the lower-cased folded text at i starts with p.
+func (t *text) hasRunes(i int, p []rune) bool {
+	if i < 0 || i+len(p) > len(t.cs) {
+		return false
+	}
+	for k, r := range p {
+		if lower(t.cs[i+k].r) != r {
+			return false
+		}
+	}
+	return true
+}
+
+// endsWithRunes is endsWith for a decoded phrase.
+func (t *text) endsWithRunes(j int, p []rune) bool {
+	i := j - len(p)
+	if i < 0 || len(p) == 0 || lower(t.cs[j-1].r) != p[len(p)-1] || !t.hasRunes(i, p) {
+		return false
+	}
+	return !isLetter(p[0]) || !isAlnum(t.at(i-1))
 }
 
 func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
@@ -77,20 +116,21 @@ type text struct {
 	src   string
 	cs    []char
 	spans []span
-	han   bool // has a CJK character
+	toks  []token // tokens, once computed
+	han   bool    // has a CJK character
 }
 
 func newText(s string) *text {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "")
 	}
-	t := &text{src: s, cs: make([]char, 0, len(s))}
+	t := &text{src: s, cs: make([]char, 0, utf8.RuneCountInString(s))}
 	for off, r := range s {
 		f := fold(r)
 		if !t.han && isHan(f) {
 			t.han = true
 		}
-		t.cs = append(t.cs, char{f, off})
+		t.cs = append(t.cs, char{f, int32(off)})
 	}
 	scanEntities(t)
 	return t
@@ -112,7 +152,7 @@ func (t *text) off(i int) int {
 	if i < 0 {
 		return 0
 	}
-	return t.cs[i].off
+	return int(t.cs[i].off)
 }
 
 // orig returns the original text of chars [i, j).
@@ -220,6 +260,22 @@ func (t *text) wordEnd(i int) int {
 
 // lowerWord returns the lower-cased folded text of [i, j).
 func (t *text) lowerWord(i, j int) string {
+	if i >= j {
+		return ""
+	}
+	// Lower-case ASCII as written: a substring, no allocation.
+	if s := t.src[t.off(i):t.off(j)]; len(s) == j-i {
+		plain := true
+		for k := 0; k < len(s); k++ {
+			if c := s[k]; c >= 'A' && c <= 'Z' || c >= 0x80 {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			return s
+		}
+	}
 	var b strings.Builder
 	b.Grow(j - i)
 	for k := i; k < j; k++ {

@@ -11,10 +11,13 @@ import (
 // original first and always kept. The offline variants are cheap
 // rewordings that reach documents worded differently from the question:
 //
-//   - a keyword form without question scaffolding ("P-204 电池 换货" for
-//     "P-204 电池能换货吗？");
-//   - a form with the identifiers first, for indexes that weigh the start;
+//   - a keyword form without question scaffolding, identifiers first
+//     ("P-208 warranty" for "How long is the warranty on the P-208?",
+//     "P-204 电池 换货" for "P-204 电池能换货吗？");
 //   - a form with Chinese numerals as digits ("30天" for "三十天").
+//
+// A form with the same words in another order is not a variant (Dedupe
+// merges it), so there are at most three offline variants.
 //
 // Variants are passed through Dedupe, so none differs from another only in
 // spacing or word order, and none loses an entity or number. n < 1 is read
@@ -24,23 +27,19 @@ func Variants(text string, n int) []string {
 		n = 1
 	}
 	out := []string{text}
-	if n == 1 {
+	if n == 1 || strings.TrimSpace(text) == "" {
 		return out
 	}
 	t := newText(text)
 	toks := t.tokens()
-	kw := t.keywords(toks, 0, len(t.cs), nil)
-	out = append(out, kw)
 	var ids []string
 	for k := range t.spans {
 		if t.spans[k].subject() {
 			ids = append(ids, t.spans[k].value)
 		}
 	}
-	if len(ids) > 0 {
-		rest := t.keywords(toks, 0, len(t.cs), func(s *span) bool { return s.subject() })
-		out = append(out, strings.TrimSpace(strings.Join(ids, " ")+" "+rest))
-	}
+	rest := t.keywords(toks, 0, len(t.cs), func(s *span) bool { return s.subject() })
+	out = append(out, strings.TrimSpace(strings.Join(ids, " ")+" "+rest))
 	var edits []edit
 	for k := range t.spans {
 		s := &t.spans[k]
@@ -57,7 +56,8 @@ func Variants(text string, n int) []string {
 
 // Dedupe removes texts that repeat an earlier one: the same after folding
 // width and case and dropping spaces and punctuation, or the same words in
-// another order. It never merges two texts that differ in an entity or a
+// another order ("质量退货 P-204" repeats "P-204 质量退货"; a keyword form
+// without the question's words does not). It never merges two texts that differ in an entity or a
 // number ("P-204 质量退货" and "P-205 质量退货" both stay; so do 三十天 and
 // 四十天), and it keeps the first of each group, in order. Empty texts are
 // dropped.
@@ -80,8 +80,15 @@ func Dedupe(texts []string) []string {
 		}
 		sort.Strings(k.ents)
 		k.ents = slices.Compact(k.ents)
-		for _, w := range strings.Fields(t.keywords(t.tokens(), 0, len(t.cs), func(*span) bool { return true })) {
-			k.words = append(k.words, compactKey(w))
+		for _, tk := range t.tokens() {
+			switch tk.kind {
+			case tokWord:
+				k.words = append(k.words, tk.low)
+			case tokHan:
+				k.words = append(k.words, t.folded(tk.i, tk.j))
+			case tokSpan:
+				k.words = append(k.words, t.spans[tk.span].key)
+			}
 		}
 		sort.Strings(k.words)
 		k.words = slices.Compact(k.words)

@@ -184,14 +184,14 @@ func latinVerb(w string) bool {
 // words removed when a Chinese question is reduced to its content.
 var hanScaffold = byFirstRune(strings.Fields(`请问 请教 想问 问一下 问下 我想 想知道 知道 一下 麻烦 帮我 帮忙 可以 可不可以 能不能 能否 可否 是否
 	是不是 有没有 会不会 要不要 需不需要 需要 应该 怎么办 怎么样 怎么 怎样 如何 什么时候 什么 啥时候 啥 多少钱 多少天 多少 多久 多长时间
-	多长 几天 几个 几号 几 哪些 哪个 哪里 哪儿 哪家 哪份 哪条 哪种 哪款 哪 为什么 为啥 谁 吗 呢 吧 啊 呀 嘛 么 了 的 得 地 着 过
+	多长 几天 几个 几号 几 哪些 哪个 哪里 哪儿 哪家 哪份 哪条 哪种 哪款 哪 为什么 为啥 谁 吗 呢 吧 啊 呀 嘛 么 了 的 得 着 过
 	我们 我 你们 你 您 咱们 现在 目前 还 也 都 就 又 再 才 那么 那 这 是 有 在 能 会 要 可 给 把 被 让 和 与 跟 或 或者 还是 以及 及
-	一般 通常 大概 一共 总共 另外 此外 还有 然后 如果 假如 要是 的话 情况 已经 只 仅 最 很 太 比较 不 没 没有 一个 个 些 呀 哦 嗯 对
-	吧 所以 因为 但是 但 而且 并且 关于 对于 至于 等 之类 方面 问题 一些 里 中 内 后 前 时 时候 下 上`))
+	一般 通常 大概 一共 总共 另外 此外 还有 然后 如果 假如 要是 的话 已经 只 仅 最 很 太 比较 不 没 没有 一个 个 些 呀 哦 嗯 对
+	吧 所以 因为 但是 但 而且 并且 关于 对于 至于 等 之类 方面 一些 里 中 内 后 前 时 时候 下 上`))
 
 // hanProtected are words that start with a scaffold character and must be
 // kept whole (有效期 is not 有 + 效期).
-var hanProtected = byFirstRune(strings.Fields(`有效期 有效 还款 会议 会员 会计 在职 要求 能力 能源 可用 可能性 给付 和解 下载 上传 上班 下班 上线
+var hanProtected = byFirstRune(strings.Fields(`目的地 目的 的确 有效期 有效 还款 会议 会员 会计 在职 要求 能力 能源 可用 可能性 给付 和解 下载 上传 上班 下班 上线
 	下线 不良 不足 过期 过敏 了解 地址 地区 地点 得分 着装 以上 以下 以内 以外 上限 下限 上门 下单 上网 中心 中国 内容 内部 后台 前台
 	时间 时效 时长 里程 没收 一次性 个人 个税 个体 才艺 最低 最高 最多 最少 最长 最短 最晚 最早 多次 还原 再次 再生 就业 就医 被子
 	让利 把关 给予 要件 要素 有限 有关 是非 对方 对账 对公 对私 对象 对比 对接 谁家`))
@@ -200,8 +200,12 @@ var hanProtected = byFirstRune(strings.Fields(`有效期 有效 还款 会议 �
 // is only these ("现在能退吗") has no topic of its own.
 var hanVerbs = byFirstRune(strings.Fields(`办理 处理 申请 提交 使用 安装 设置 登录 下载 联系 取消 修改 支付 付款 购买 更换 退回 寄回 审批 查询 补办
 	升级 降级 打开 关闭 重置 恢复 解决 影响 适用 支持 包括 包含 加急 催 退还 赔 延期 续 转 退 换 修 买 卖 开 用 做 办 寄 发 收 拿 领
-	交 填 签 批 报 查 看 找 问 算 加 减 补 延 到 来 去 走 好 完 成 出 进 请 剩 弄 搞 装 拆 试 等 放 选 定 约 订 取 送 带 拿到 收到
+	交 填 签 批 查 看 找 问 算 加 减 补 延 到 来 去 走 好 完 成 出 进 请 剩 弄 搞 装 拆 试 等 放 选 定 约 订 取 送 带 拿到 收到
 	到账 生效 通过 完成 需 用了`))
+
+// hanNouns are nouns that start with a verb character (发票 is not 发 +
+// 票): a segment holding one has a topic.
+var hanNouns = phrases(strings.Fields(`发票 收据 收入 收益 用户 用品 交通 买家 卖家 办公 开关 出差 签证 批次 寄件人 收件人 收货地址 发件人 查询码 开户行 转账记录`)...)
 
 // hanPredicateMarkers end the subject of a Chinese question ("年假 | 可以折现吗").
 var hanPredicateMarkers = strings.Fields(`可不可以 能不能 有没有 是不是 要不要 什么时候 可以 能否 可否 是否 需要 应该 怎么 怎样 如何 什么 多少 多久
@@ -214,16 +218,17 @@ const hanBoundary = "的是在和与及或了要能可会有把被给对向从�
 var hanOpeners = strings.Fields(`那如果是 那如果 那要是 那假如 那换成 如果是 如果只剩 如果 要是 假如 换成 改成 那么 那 还有 至于 那是`)
 
 // hanQuestionWords make a clause a question.
-var hanQuestionWords = strings.Fields(`什么 怎么 怎样 如何 多少 多久 多长 几 哪 谁 吗 是否 能否 可否 有没有 是不是 能不能 可不可以 为什么 为何 何时 啥 么 呢`)
+var hanQuestionWords = phrases(strings.Fields(`什么 怎么 怎样 如何 多少 多久 多长 几 哪 谁 吗 是否 能否 可否 有没有 是不是 能不能 可不可以 为什么 为何 何时 啥 么 呢`)...)
 
 // hanContinuation mark a question that continues the previous one.
-var hanContinuation = strings.Fields(`现在 目前 还能 还可以 还要 还需要 还没 还在 还会 还得 还可 还有没有 也能 也可以 也要 也需要 也是 仍然 依然 还是不`)
+var hanContinuation = phrases(strings.Fields(`现在 目前 还能 还可以 还要 还需要 还没 还在 还会 还得 还可 还有没有 也能 也可以 也要 也需要 也是 仍然 依然 还是不`)...)
 
 var latinContinuation = map[string]bool{"still": true, "now": true, "anymore": true, "yet": true, "too": true, "again": true}
 
 // latinOpeners start an elided English question ("what about X").
 var latinOpeners = []string{
-	"and what about", "and how about", "what about", "how about", "what if it's", "what if it is", "what if", "same question for",
+	"is the same true for", "is the same true of", "does the same apply to", "does the same go for", "does the same hold for",
+	"same applies to", "and what about", "and how about", "what about", "how about", "what if it's", "what if it is", "what if", "same question for",
 	"same question about", "same goes for", "same for", "same with", "what of", "and also", "and", "also", "then", "but",
 	"or",
 }
@@ -231,7 +236,7 @@ var latinOpeners = []string{
 // contrastSets hold words that replace one another in an elided question
 // ("国内快递几天送达" + "国际的呢", "for employees" + "what about interns").
 var contrastSets = [][]string{
-	strings.Fields("国内 国际 海外 境内 境外 国外 本地 异地 外地 省内 省外 市内 市外"),
+	strings.Fields("国内 国际 海外 境内 境外 国外 出国 本地 异地 外地 省内 省外 市内 市外"),
 	strings.Fields("线上 线下 网上 门店 实体店 官网 app"),
 	strings.Fields("正式员工 试用期员工 实习生 外包 兼职 全职 合同工 临时工 新员工 老员工 经理 主管 管理层 员工 员工家属"),
 	strings.Fields("工作日 周末 节假日 法定节假日"),
