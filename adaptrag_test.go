@@ -219,8 +219,8 @@ func TestProvenance(t *testing.T) {
 func TestAnalyticalUsesHybridAndRerank(t *testing.T) {
 	f := newFixture(t)
 	res := ask(t, f.pipeline(t), "对比一下差旅报销和招待报销的流程差异")
-	if f.docs.hybrid.Load() != 1 {
-		t.Errorf("hybrid searched %d times", f.docs.hybrid.Load())
+	if n := f.docs.hybrid.Load(); int(n) != 1+len(res.Query.Variants) {
+		t.Errorf("hybrid searched %d times for the query and %d variants", n, len(res.Query.Variants))
 	}
 	if len(res.State.Candidates) < 8 || res.Rerank == nil || res.Rerank.Fallback {
 		t.Errorf("%d candidates, rerank %+v", len(res.State.Candidates), res.Rerank)
@@ -268,8 +268,8 @@ func TestClassifierFailuresFallBackToAnalytical(t *testing.T) {
 			if res.Route.QueryType != router.Analytical || !res.Route.Fallback || res.Route.Cause == "" {
 				t.Fatalf("route %+v, want analytical fallback with a cause", res.Route)
 			}
-			if res.Plan.DocTopK != 50 || res.Plan.FinalContextTopN != 8 || f.docs.hybrid.Load() != 1 {
-				t.Errorf("fallback planned %d -> %d with %d hybrid searches, want 50 -> 8 and 1", res.Plan.DocTopK, res.Plan.FinalContextTopN, f.docs.hybrid.Load())
+			if res.Plan.DocTopK != 50 || res.Plan.FinalContextTopN != 8 || int(f.docs.hybrid.Load()) != 1+len(res.Query.Variants) {
+				t.Errorf("fallback planned %d -> %d with %d hybrid searches, want 50 -> 8 and one per query and variant", res.Plan.DocTopK, res.Plan.FinalContextTopN, f.docs.hybrid.Load())
 			}
 			if tt.kind != "" && (len(res.Warnings) == 0 || res.Warnings[0].Kind != tt.kind) {
 				t.Errorf("warnings %+v, want kind %s", res.Warnings, tt.kind)

@@ -130,6 +130,7 @@ func TestNodeWithItsOwnEdge(t *testing.T) {
 // what earlier nodes produced, nor other runs.
 func TestNodesOwnTheirState(t *testing.T) {
 	f := newFixture(t)
+	f.deps.FAQ = nil // the run goes through the evidence node, not an FAQ's direct answer
 	history := []adaptrag.Message{{Role: adaptrag.RoleUser, Content: "报销流程是什么"}}
 	f.opts.Graph = func(g *adaptrag.Graph) error {
 		g.InsertBefore(adaptrag.NodeGenerate, "vandal", func(_ context.Context, s adaptrag.State) (adaptrag.State, error) {
@@ -153,8 +154,8 @@ func TestNodesOwnTheirState(t *testing.T) {
 			s.Intent.Intent = "VANDAL"
 			s.SubTasks[0].IDs = append(s.SubTasks[0].IDs[:0], "vandalised")
 			s.Usage[0].Node = "vandalised"
-			for i := range s.FAQ {
-				s.FAQ[i].Chunk.Meta[retrieval.MetaAnswer] = "vandalised"
+			for i := range s.Docs {
+				s.Docs[i].Chunk.Meta[retrieval.MetaAnswer] = "vandalised"
 			}
 			return s, nil
 		})
@@ -183,9 +184,9 @@ func TestNodesOwnTheirState(t *testing.T) {
 		slices.Contains(b.SubTasks[0].IDs, "vandalised") || len(b.Docs) == 0 {
 		t.Errorf("an earlier node's state was changed by a later node")
 	}
-	for _, h := range b.FAQ {
+	for _, h := range b.Docs {
 		if h.Chunk.Meta[retrieval.MetaAnswer] == "vandalised" {
-			t.Error("an FAQ hit's metadata was shared")
+			t.Error("a passage's metadata was shared")
 		}
 	}
 	// Another run starts clean.

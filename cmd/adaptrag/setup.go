@@ -10,6 +10,7 @@ import (
 	"github.com/adaptrag/adaptrag"
 	"github.com/adaptrag/adaptrag/kb"
 	"github.com/adaptrag/adaptrag/llm"
+	"github.com/adaptrag/adaptrag/query"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/embed"
 	"github.com/adaptrag/adaptrag/router"
@@ -113,6 +114,11 @@ func build(ctx context.Context, o options) (*app, error) {
 	opts := policy(o.store)
 	opts.TracerProvider = tp
 	deps := adaptrag.Deps{Docs: a.kb.Docs, FAQ: a.kb.FAQ, Embedder: emb, Classifier: clf, Generator: gen}
+	if gen != nil {
+		// Follow-ups are rewritten by the model (checked against the
+		// conversation; the offline rules stand in when it fails).
+		deps.Rewriter = query.NewLLM(gen, query.LLMConfig{})
+	}
 	if o.store == "" {
 		deps.Lookup = samplekb.Lookup() // the sample's orders and products
 	}
