@@ -15,8 +15,10 @@ import (
 	"github.com/adaptrag/adaptrag/state"
 )
 
-func user(s string) adaptrag.Message      { return adaptrag.Message{Role: adaptrag.RoleUser, Content: s} }
-func assistant(s string) adaptrag.Message { return adaptrag.Message{Role: adaptrag.RoleAssistant, Content: s} }
+func user(s string) adaptrag.Message { return adaptrag.Message{Role: adaptrag.RoleUser, Content: s} }
+func assistant(s string) adaptrag.Message {
+	return adaptrag.Message{Role: adaptrag.RoleAssistant, Content: s}
+}
 
 func askWith(t *testing.T, p *adaptrag.Pipeline, req adaptrag.Request) *adaptrag.Result {
 	t.Helper()
