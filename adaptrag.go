@@ -64,7 +64,19 @@ type (
 	Graph = graph.Graph[state.RAG]
 	// Texts are the fixed replies and prompts (see nodes.Texts).
 	Texts = nodes.Texts
+	// Caller is who a request acts for: the tenant whose data it may read
+	// and the actor look-ups check, from the caller's own authentication.
+	// Integrations (MCP, langchaingo) carry it in the context.
+	Caller = nodes.Caller
 )
+
+// WithCaller returns a context carrying c, for integrations that learn the
+// caller from their own authentication and pass it down (Request.Scope and
+// Request.Actor are what a run acts for).
+func WithCaller(ctx context.Context, c Caller) context.Context { return nodes.WithCaller(ctx, c) }
+
+// CallerFrom returns the caller WithCaller put in ctx, and whether one was.
+func CallerFrom(ctx context.Context) (Caller, bool) { return nodes.CallerFrom(ctx) }
 
 // Roles of a Message.
 const (

@@ -38,36 +38,18 @@ import (
 
 	"github.com/adaptrag/adaptrag"
 	"github.com/adaptrag/adaptrag/kb"
-	"github.com/adaptrag/adaptrag/retrieval"
 )
 
-// Caller is who a session acts for: the tenant whose documents it may
-// read, and the actor, for look-ups that check permissions. It comes from
-// the caller's authentication, never from the model.
-type Caller struct {
-	Scope retrieval.Scope
-	Actor string
-}
+// Caller is who a call acts for (see adaptrag.Caller): the tenant whose
+// documents it may read and the actor look-ups check, from the caller's
+// authentication, never from a model.
+type Caller = adaptrag.Caller
 
-// LogValue implements slog.LogValuer.
-func (c Caller) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("tenant", c.Scope.Tenant), slog.String("actor", c.Actor))
-}
+// WithCaller returns a context that acts for c (adaptrag.WithCaller).
+func WithCaller(ctx context.Context, c Caller) context.Context { return adaptrag.WithCaller(ctx, c) }
 
-type callerKey struct{}
-
-// WithCaller returns a context whose MCP requests act for c. Server.Handler
-// sets it on every HTTP request; a host running the server on a transport
-// of its own sets it on the context it connects with.
-func WithCaller(ctx context.Context, c Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
-}
-
-// CallerFrom returns the caller WithCaller put in ctx.
-func CallerFrom(ctx context.Context) (Caller, bool) {
-	c, ok := ctx.Value(callerKey{}).(Caller)
-	return c, ok
-}
+// CallerFrom returns the caller WithCaller put in ctx (adaptrag.CallerFrom).
+func CallerFrom(ctx context.Context) (Caller, bool) { return adaptrag.CallerFrom(ctx) }
 
 // CallerFunc maps an authenticated HTTP request to its caller. An error
 // refuses the request with 401 Unauthorized.

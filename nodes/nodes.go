@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -231,6 +232,17 @@ func WithCaller(ctx context.Context, c Caller) context.Context {
 func CallerOf(ctx context.Context) Caller {
 	c, _ := ctx.Value(callerKey{}).(Caller)
 	return c
+}
+
+// CallerFrom returns the caller WithCaller put in ctx, and whether one was.
+func CallerFrom(ctx context.Context) (Caller, bool) {
+	c, ok := ctx.Value(callerKey{}).(Caller)
+	return c, ok
+}
+
+// LogValue implements slog.LogValuer: a caller logs as its tenant and actor.
+func (c Caller) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("tenant", c.Scope.Tenant), slog.String("actor", c.Actor))
 }
 
 type tokensKey struct{}

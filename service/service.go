@@ -33,6 +33,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/adaptrag/adaptrag"
+	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/graph"
 )
 
@@ -93,6 +94,11 @@ type Config struct {
 	// Logger receives one line per request and every failure; nil:
 	// slog.Default(). Keys and questions are never logged.
 	Logger *slog.Logger
+	// MCP, when set, is served at /mcp behind the same API keys: each
+	// request's context carries the key's caller (adaptrag.CallerFrom), so
+	// the tenant of an MCP session is its key's, never a tool argument's
+	// (see mcpserver.Server.Handler).
+	MCP http.Handler
 }
 
 // Check is one readiness check: nil when the dependency it names is
@@ -167,6 +173,12 @@ func (s *Server) routes() {
 	m.Handle("/v1/ask", s.only("POST", s.authed(s.handleAsk)))
 	m.Handle("/v1/search", s.only("POST", s.authed(s.handleSearch)))
 	m.Handle("/v1/graph", s.only("GET", s.authed(s.handleGraph)))
+	if s.cfg.MCP != nil {
+		m.Handle("/mcp", s.authed(func(w http.ResponseWriter, r *http.Request, c caller) {
+			ctx := adaptrag.WithCaller(r.Context(), adaptrag.Caller{Scope: retrieval.Scope{Tenant: c.Tenant}, Actor: c.Actor})
+			s.cfg.MCP.ServeHTTP(w, r.WithContext(ctx))
+		}))
+	}
 	m.Handle("/healthz", s.only("GET", http.HandlerFunc(s.handleHealth)))
 	m.Handle("/readyz", s.only("GET", http.HandlerFunc(s.handleReady)))
 	m.Handle("/metrics", s.only("GET", http.HandlerFunc(s.handleMetrics)))

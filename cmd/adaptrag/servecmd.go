@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -14,16 +13,13 @@ import (
 	"syscall"
 	"time"
 
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/adaptrag/adaptrag"
 	"github.com/adaptrag/adaptrag/kb"
 	"github.com/adaptrag/adaptrag/llm"
+	"github.com/adaptrag/adaptrag/mcpserver"
 	"github.com/adaptrag/adaptrag/retrieval"
-	"github.com/adaptrag/adaptrag/retrieval/embed"
 	"github.com/adaptrag/adaptrag/service"
-	"github.com/adaptrag/adaptrag/telemetry"
 )
 
 const serveUsage = "serve [--addr HOST:PORT] [--store LOC] [--auth FILE] [--jaeger-ui URL] [--classifier offline|llm|cascade] [--timeout D] [--max-runs N] [--max-body BYTES] [--max-question RUNES] [--keep-runs N] [--shutdown-timeout D]"
@@ -73,11 +69,17 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	defer metrics.Shutdown(context.WithoutCancel(ctx))
 	cfg := llm.ConfigFromEnv()
-	a, err := assemble(ctx, serveOptions{classifier: *clf, store: *store, llm: cfg, mp: metrics.Provider, maxQuestion: *maxQuestion})
+	a, err := build(ctx, options{classifier: *clf, store: *store, llm: cfg, tune: func(o *adaptrag.Options) {
+		o.MeterProvider, o.MaxQuestionRunes = metrics.Provider, *maxQuestion
+	}})
 	if err != nil {
 		return err
 	}
 	defer a.Close(context.WithoutCancel(ctx))
+	mcpSrv, err := mcpserver.New(a.pipe, mcpserver.Config{KB: a.kb, TracerProvider: a.tp, Logger: log})
+	if err != nil {
+		return err
+	}
 
 	checks := []service.Check{
 		{Name: "store", Check: func(ctx context.Context) error { return searchable(ctx, a.kb) }},
@@ -92,7 +94,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	srv, err := service.New(service.Config{
 		Pipeline: a.pipe, Keys: keys, Timeout: *timeout, MaxBodyBytes: *maxBody, MaxRuns: *maxRuns, KeepRuns: *keepRuns,
 		JaegerUI: *jaegerUI, Ready: checks, Metrics: metrics.Handler, MeterProvider: metrics.Provider,
-		TracerProvider: a.tp, Logger: log,
+		TracerProvider: a.tp, Logger: log, MCP: mcpSrv.Handler(nil),
 	})
 	if err != nil {
 		return err
@@ -139,71 +141,6 @@ func loopbackAddr(addr string) error {
 		where = "every interface"
 	}
 	return fmt.Errorf("%w: --addr %s listens on %s; without --auth the server listens on loopback only (127.0.0.1, ::1, localhost): give --auth FILE to serve the network", errUsage, addr, where)
-}
-
-// serveOptions are what the service needs of a pipeline beyond what the
-// other commands do: metrics and a question limit.
-type serveOptions struct {
-	classifier, store string
-	llm               llm.Config
-	mp                metric.MeterProvider
-	maxQuestion       int
-}
-
-// served is an assembled pipeline with what it owns.
-type served struct {
-	pipe     *adaptrag.Pipeline
-	kb       *kb.KB
-	embedder retrieval.Embedder
-	tp       trace.TracerProvider
-	shutdown func(context.Context) error
-}
-
-func (a *served) Close(ctx context.Context) error {
-	return errors.Join(a.kb.Close(), a.shutdown(ctx))
-}
-
-// assemble builds the pipeline as build does, with the service's meter
-// provider and limits.
-func assemble(ctx context.Context, o serveOptions) (*served, error) {
-	emb, err := embed.FromConfig(embed.ConfigFromEnv())
-	if err != nil {
-		return nil, err
-	}
-	clf, err := classifier(o.classifier, o.llm)
-	if err != nil {
-		return nil, err
-	}
-	var gen llm.Generator
-	if o.llm.Configured() {
-		if gen, err = llm.New(o.llm); err != nil {
-			return nil, err
-		}
-	}
-	tp, shutdown, err := telemetry.Setup(ctx, "adaptrag")
-	if err != nil {
-		return nil, err
-	}
-	a := &served{embedder: emb, tp: tp, shutdown: shutdown}
-	if o.store == "" {
-		a.kb, err = kb.Sample(ctx, emb)
-	} else {
-		a.kb, err = kb.Open(ctx, o.store, kb.Options{Dim: emb.Dim()})
-	}
-	if err != nil {
-		return nil, errors.Join(err, shutdown(ctx))
-	}
-	opts := policy(o.store)
-	opts.TracerProvider = tp
-	opts.MeterProvider = o.mp
-	opts.MaxQuestionRunes = o.maxQuestion
-	a.pipe, err = adaptrag.New(adaptrag.Deps{
-		Docs: a.kb.Docs, FAQ: a.kb.FAQ, Embedder: emb, Classifier: clf, Generator: gen,
-	}, opts)
-	if err != nil {
-		return nil, errors.Join(err, a.Close(ctx))
-	}
-	return a, nil
 }
 
 // searchable is the store's readiness: one small search per collection.

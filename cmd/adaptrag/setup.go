@@ -24,6 +24,9 @@ type options struct {
 	store      string // "" for the bundled sample handbook
 	llm        llm.Config
 	tp         trace.TracerProvider
+	// tune adjusts the pipeline's options before it is built (the
+	// service's meter provider and limits, say).
+	tune func(*adaptrag.Options)
 }
 
 // app is an assembled pipeline and what it owns.
@@ -31,6 +34,7 @@ type app struct {
 	pipe     *adaptrag.Pipeline
 	kb       *kb.KB
 	embedder retrieval.Embedder
+	tp       trace.TracerProvider
 	shutdown func(context.Context) error
 }
 
@@ -111,8 +115,12 @@ func build(ctx context.Context, o options) (*app, error) {
 	if err != nil {
 		return nil, errors.Join(err, a.shutdown(ctx))
 	}
+	a.tp = tp
 	opts := policy(o.store)
 	opts.TracerProvider = tp
+	if o.tune != nil {
+		o.tune(&opts)
+	}
 	deps := adaptrag.Deps{Docs: a.kb.Docs, FAQ: a.kb.FAQ, Embedder: emb, Classifier: clf, Generator: gen}
 	if gen != nil {
 		// Follow-ups are rewritten by the model (checked against the

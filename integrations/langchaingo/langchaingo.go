@@ -24,29 +24,18 @@ import (
 
 	"github.com/adaptrag/adaptrag"
 	"github.com/adaptrag/adaptrag/plan"
-	"github.com/adaptrag/adaptrag/retrieval"
 )
 
-// Caller is who a call acts for: the tenant whose documents it may read
-// and the actor, for look-ups that check permissions.
-type Caller struct {
-	Scope retrieval.Scope
-	Actor string
-}
+// Caller is who a call acts for (see adaptrag.Caller): the tenant whose
+// documents it may read and the actor look-ups check, from the caller's
+// authentication, never from a model.
+type Caller = adaptrag.Caller
 
-type callerKey struct{}
+// WithCaller returns a context that acts for c (adaptrag.WithCaller).
+func WithCaller(ctx context.Context, c Caller) context.Context { return adaptrag.WithCaller(ctx, c) }
 
-// WithCaller returns a context under which Tool and Retriever act for c,
-// whatever their config says.
-func WithCaller(ctx context.Context, c Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
-}
-
-// CallerFrom returns the caller WithCaller put in ctx.
-func CallerFrom(ctx context.Context) (Caller, bool) {
-	c, ok := ctx.Value(callerKey{}).(Caller)
-	return c, ok
-}
+// CallerFrom returns the caller WithCaller put in ctx (adaptrag.CallerFrom).
+func CallerFrom(ctx context.Context) (Caller, bool) { return adaptrag.CallerFrom(ctx) }
 
 func callerOf(ctx context.Context, fallback Caller) Caller {
 	if c, ok := CallerFrom(ctx); ok {
