@@ -33,8 +33,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/adaptrag/adaptrag"
-	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/graph"
+	"github.com/adaptrag/adaptrag/retrieval"
 )
 
 // ScopeName is the instrumentation scope of the service's spans and

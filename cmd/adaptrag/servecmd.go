@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-
 	"github.com/adaptrag/adaptrag"
 	"github.com/adaptrag/adaptrag/kb"
 	"github.com/adaptrag/adaptrag/llm"
