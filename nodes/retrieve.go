@@ -239,7 +239,7 @@ func (n *Nodes) Hybrid(ctx context.Context, s state.RAG) (state.RAG, error) {
 		return s, err
 	}
 	if len(s.FAQ) > 0 {
-		hits = retrieval.FuseRRF(0, hits, s.FAQ)
+		hits = fuse(hits, s.FAQ)
 	}
 	s.Candidates = hits
 	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("adaptrag.retrieval.candidates", k), attribute.Int("adaptrag.retrieval.hits", len(hits)))
@@ -288,7 +288,7 @@ func (n *Nodes) multiSearch(ctx context.Context, s *state.RAG, node string, mode
 	if len(lists) == 1 {
 		return lists[0], nil
 	}
-	fused := retrieval.FuseRRF(0, lists...)
+	fused := fuse(lists...)
 	if len(fused) > k && mode == plan.ModeDense {
 		fused = fused[:k]
 	}
@@ -436,7 +436,7 @@ func (n *Nodes) Evidence(ctx context.Context, s state.RAG) (state.RAG, error) {
 	switch {
 	case len(pool) > 0:
 	case len(s.Candidates) > 0 && len(s.FAQ) > 0:
-		pool = retrieval.FuseRRF(0, firstN(s.Candidates, pl.FinalContextTopN), firstN(s.FAQ, pl.FinalContextTopN))
+		pool = fuse(firstN(s.Candidates, pl.FinalContextTopN), firstN(s.FAQ, pl.FinalContextTopN))
 	case len(s.Candidates) > 0:
 		pool = s.Candidates
 	default:
@@ -482,6 +482,16 @@ func RouteAfterEvidence(s state.RAG) string {
 		return LabelDone
 	}
 	return LabelAnswer
+}
+
+// fuse joins ranked lists by reciprocal rank (so that no list's score scale
+// dominates); the fused hits' method says so.
+func fuse(lists ...[]retrieval.Hit) []retrieval.Hit {
+	out := retrieval.FuseRRF(0, lists...)
+	for i := range out {
+		out[i].Method = retrieval.MethodRRF
+	}
+	return out
 }
 
 // preferTable moves table rows ahead of text when the plan prefers tables,

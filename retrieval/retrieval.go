@@ -111,6 +111,7 @@ const (
 	MethodHybrid Method = "hybrid" // Score is a reciprocal-rank fusion score
 	MethodRerank Method = "rerank" // Score is the reranker's score
 	MethodFused  Method = "fused"  // the incoming order was kept after a reranker failed
+	MethodRRF    Method = "rrf"    // Score is a reciprocal-rank fusion of several searches (variants, collections)
 )
 
 // Hit is a chunk returned by a search, with its score under the method that
