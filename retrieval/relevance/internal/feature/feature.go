@@ -6,9 +6,11 @@
 //
 // Text is cut into tokens with the project analyzer's character classes
 // (analysis.Unicode, re-implemented here as a one-pass scanner for speed;
-// FuzzExtract checks it against the analyzer): a run of letters and digits is one word token,
-// width-folded and lower-cased; a run of CJK characters gives one token per
-// character. Query tokens are grouped into units, the things coverage
+// FuzzExtract checks it against the analyzer): a run of letters and digits
+// is one word token, width-folded and lower-cased; a run of CJK characters
+// gives one token per character. A number written with thousands
+// separators is one token, identically in query and passage (5,000,
+// 1,000,000 and ５，０００ are 5000, 1000000 and 5000). Query tokens are grouped into units, the things coverage
 // counts: a distinct word, or one CJK character. A CJK character counts as
 // found when a passage contains one of the query's character bigrams that
 // hold it (a single-character run needs the character itself), so a
@@ -86,7 +88,8 @@ func runeKey(r rune) uint64      { return spaceRune | uint64(r) }
 func bigramKey(a, b rune) uint64 { return spaceBigram | uint64(a)<<21 | uint64(b) }
 
 // wordKey hashes the folded form of a word token (full-width ASCII to ASCII,
-// lower case) with FNV-1a, without building the folded string.
+// lower case, without the thousands separators of a number token: "5,000"
+// is 5000) with FNV-1a, without building the folded string.
 func wordKey(s string) uint64 {
 	const (
 		offset = 14695981039346656037
@@ -99,13 +102,18 @@ func wordKey(s string) uint64 {
 			if 'A' <= c && c <= 'Z' {
 				c += 'a' - 'A'
 			}
-			h ^= uint64(c)
-			h *= prime
+			if c != ',' {
+				h ^= uint64(c)
+				h *= prime
+			}
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
+		if r == 0xFF0C { // '，', a full-width thousands separator
+			continue
+		}
 		if r >= 0xFF01 && r <= 0xFF5E {
 			r -= 0xFEE0
 		}
@@ -317,7 +325,8 @@ func (q *Query) scan(s *Scratch, text string, faq bool) {
 				continue
 			}
 			// An ASCII word, hashed as it is read; a non-ASCII word rune
-			// inside it sends the whole word to the general path.
+			// inside it, or a thousands separator after it, sends the
+			// whole word to the general path.
 			const (
 				offset = 14695981039346656037
 				prime  = 1099511628211
@@ -333,12 +342,19 @@ func (q *Query) scan(s *Scratch, text string, faq bool) {
 				h *= prime
 				j++
 			}
-			if j < n && text[j] >= utf8.RuneSelf {
-				if r, _ := decode(text, j); runeClass(r) == word {
-					start, end, _, _ := next(text, i)
-					q.word(s, text[start:end], wordKey(text[start:end]), faq)
+			if j < n && j-i <= 3 && text[j] == ',' {
+				if _, end, _, _ := next(text, i); end != j { // a number such as 5,000
+					q.word(s, text[i:end], wordKey(text[i:end]), faq)
 					i = end
 					continue
+				}
+			} else if j < n && text[j] >= utf8.RuneSelf {
+				if r, _ := decode(text, j); runeClass(r) == word || r == 0xFF0C && j-i <= 3 {
+					if _, end, _, _ := next(text, i); end != j {
+						q.word(s, text[i:end], wordKey(text[i:end]), faq)
+						i = end
+						continue
+					}
 				}
 			}
 			q.word(s, text[i:j], h&^spaceMask|spaceWord, faq)
@@ -458,7 +474,7 @@ func (s *Scratch) endRun(faq bool) {
 
 // wordWeight is the weight of a word unit: the word is folded as wordKey
 // folds it (full-width ASCII to ASCII, lower case) before the stop list is
-// consulted.
+// consulted (a number, with or without separators, is no stop word).
 func wordWeight(term string) float64 {
 	var b [maxStopLen]byte
 	n := 0

@@ -2,6 +2,7 @@ package feature
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -10,8 +11,10 @@ import (
 )
 
 // reference computes the features the slow, obvious way, from the project
-// analyzer's tokens (analysis.Unicode, then width folding and lower-casing),
-// with maps and quadratic scans. Extract must agree with it.
+// analyzer's tokens (analysis.Unicode, then width folding and lower-casing;
+// a number's digit groups joined over thousands separators), with maps and
+// quadratic scans. Extract must agree
+// with it.
 func reference(query string, faq bool, fields ...string) Vector {
 	type tok struct {
 		term   string
@@ -19,11 +22,25 @@ func reference(query string, faq bool, fields ...string) Vector {
 		joined bool // CJK, right after the previous CJK character
 	}
 	an := analysis.Pipeline{Tokenizer: analysis.Unicode{}, Filters: []analysis.Filter{analysis.Width{}, analysis.Lower{}}}
+	digits := func(s string, min, max int) bool {
+		return len(s) >= min && len(s) <= max && strings.Trim(s, "0123456789") == ""
+	}
 	toks := func(text string) []tok {
 		var out []tok
-		for _, t := range an.Analyze(text) {
+		ts := an.Analyze(text)
+		for i := 0; i < len(ts); i++ {
+			t := ts[i]
 			if t.Kind == analysis.Word {
-				out = append(out, tok{term: t.Term})
+				term := t.Term
+				if digits(term, 1, 3) { // 5,000 and １，０００ are 5000
+					for i+1 < len(ts) && ts[i+1].Kind == analysis.Word && digits(ts[i+1].Term, 3, 3) &&
+						(text[t.End:ts[i+1].Start] == "," || text[t.End:ts[i+1].Start] == "，") {
+						i++
+						t = ts[i]
+						term += t.Term
+					}
+				}
+				out = append(out, tok{term: term})
 				continue
 			}
 			first := true
@@ -200,6 +217,11 @@ func TestExtractMatchesReference(t *testing.T) {
 		{"一", true, []string{"一 一二"}},
 		{"报销流程是什么？", true, []string{"报销是什么流程，多少天"}},
 		{"多少", true, []string{"多少多少 多 少"}},
+		// Numbers with thousands separators.
+		{"Who approves expense claims above 5,000 yuan?", true, []string{"Who approves an expense claim above 5000 yuan?"}},
+		{"5,000 1,000,000 ５，０００ 12,345,678", false, []string{"5000 1000000 5000元 12345678"}},
+		{"1,2 2024,2025 5,000x 1,0000 1,000,00 x1,000", false, []string{"1 2 2024 2025 5 000x 1 0000 1000 00 x1 000"}},
+		{"费用 5,000元 以上", false, []string{"费用5000元以上，１，０００元以下"}},
 	}
 	var s Scratch
 	for _, c := range cases {
@@ -207,6 +229,42 @@ func TestExtractMatchesReference(t *testing.T) {
 		want := reference(c.q, c.faq, c.fields...)
 		if !close(got, want) {
 			t.Errorf("%q / %q:\n got  %v\n want %v", c.q, c.fields, got, want)
+		}
+	}
+}
+
+// TestExtractMatchesReferenceRandom compares Extract with the reference on
+// texts drawn from pieces that exercise thousands separators, inflected
+// words, width folding and CJK runs, which random bytes rarely spell.
+func TestExtractMatchesReferenceRandom(t *testing.T) {
+	pieces := strings.Fields("claims Claim CLAIMS expenses expense approves Approved approving approval " +
+		"policies policy classes taxes status basis GPUs this is was does needs uses submitted planned added " +
+		"noted note taking exceed exceeded needing string days dies 1990s café NAÏVE résumés ｃｌａｉｍｓ " +
+		"5 000 5,000 1,000,000 1,2 2024,2025 5,000x 12,3456 ５，０００ ５ ０００ 5，000 , ， . - 元 报销 审批 多少 年假 的 ；")
+	seps := []string{" ", "", " ", ", ", "\n", "，"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	text := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+			b.WriteString(seps[rng.IntN(len(seps))])
+		}
+		return b.String()
+	}
+	var s Scratch
+	for range 3000 {
+		q, p, faq := text(1+rng.IntN(8)), text(rng.IntN(30)), rng.IntN(2) == 0
+		if got, want := Prepare(q).Extract(&s, faq, p), reference(q, faq, p); !close(got, want) {
+			t.Fatalf("%q / %q:\n got  %v\n want %v", q, p, got, want)
+		}
+	}
+}
+
+// TestNumberKey checks that a number's thousands separators do not count.
+func TestNumberKey(t *testing.T) {
+	for _, w := range []string{"5,000", "５，０００", "5，000", "５０００"} {
+		if wordKey(w) != wordKey("5000") {
+			t.Errorf("wordKey(%q) != wordKey(5000)", w)
 		}
 	}
 }
@@ -232,6 +290,13 @@ func TestFeatureValues(t *testing.T) {
 	if v[CJK] != 1 {
 		t.Errorf("cjk %v, want 1", v[CJK])
 	}
+	// Numbers with thousands separators match: approval and 5000 are
+	// found; chains and the stop word over are not.
+	v = Prepare("approval chains over 5000").Extract(&s, false, "", "Approval of an expense claim above 5,000 yuan")
+	want = 2.0 / (3 + WeightStop)
+	if math.Abs(v[Cov]-want) > 1e-12 {
+		t.Errorf("cov %v, want %v", v[Cov], want)
+	}
 }
 
 // FuzzExtract checks that Extract never panics, stays in range and agrees
@@ -241,6 +306,8 @@ func FuzzExtract(f *testing.F) {
 	f.Add("How many days of annual leave?", "annual leave is 5 days", true)
 	f.Add("Ｗｉ－Ｆｉ密码", "wi-fi 密码是 5000", false)
 	f.Add("\xff\xfe", "\xe4\xb8", true)
+	f.Add("Approval limits for expenses under 1000", "Claims below 1,000 yuan are approved by your manager.", false)
+	f.Add("5,000元 1,000,000", "１，０００，０００ 5000元 1,2 12,3456", true)
 	f.Add(strings.Repeat("报销", 200), strings.Repeat("报销审批", 100), true)
 	f.Fuzz(func(t *testing.T, query, text string, faq bool) {
 		var s Scratch
