@@ -33,6 +33,6 @@ func Example() {
 	}
 	// Output:
 	// leave    dense   relevance 0.99 keep true
-	// vpn      rerank  relevance 0.01 keep false
+	// vpn      rerank  relevance 0.00 keep false
 	// faq-036  dense   relevance 0.99 keep true
 }

@@ -6,6 +6,6 @@ package relevance
 // xquad_zh, faq_en-us and faq_zh-cn (dense top 3 and hybrid top 50).
 // Weights are in the order of FeatureNames: cov, run, miss, qlen, plen, cjk, rev, both.
 var defaultModel = Model{
-	Doc: Logistic{Intercept: -4.2387, Weights: []float64{6.7880, 1.5128, -3.1146, 3.9084, -0.7287, -0.6124, 0, 0}},
-	FAQ: Logistic{Intercept: -4.1345, Weights: []float64{-0.5915, 3.9087, -0.4853, 0.2959, 0.3196, 0.6242, 3.5259, 1.3490}},
+	Doc: Logistic{Intercept: -4.9524, Weights: []float64{6.4422, 1.8157, -3.1340, 3.9804, -0.6850, -0.1921, 0, 0}},
+	FAQ: Logistic{Intercept: -4.0321, Weights: []float64{-0.4666, 3.8401, -0.3800, 0.1844, 0.2409, 0.7331, 3.5189, 1.2913}},
 }

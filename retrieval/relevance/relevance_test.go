@@ -25,6 +25,9 @@ var (
 	leaveZH = doc("leave-zh", "假期管理办法 > 年假", "年假天数按员工累计工作年限计算：累计工作满 1 年不满 10 年的，每年 5 天；满 10 年不满 20 年的，每年 10 天。")
 	vpnEN   = doc("vpn-en", "IT > VPN", "If the SBConnect VPN client cannot connect, check your internet access and the system clock.")
 	faqZH   = faqChunk("faq-015", "年假有多少天？", "累计工作满 1 年不满 10 年每年 5 天。")
+	limitEN = doc("limits-en", "Expense Policy > Approval limits", "Claims are submitted in the OA system and approved according to the amount of a single claim, tax included: "+
+		"below 1,000 yuan: your direct manager approves. From 1,000 to 5,000 yuan: your direct manager, then your department head. "+
+		"Above 5,000 yuan: your department head and the finance director. Splitting one expense into several claims to stay under a limit is a violation of this policy.")
 )
 
 func calibrate(t *testing.T, c *relevance.Calibrator, q string, chunks ...retrieval.Chunk) []float64 {
@@ -54,6 +57,8 @@ func TestCalibrateRanksAnswerAboveUnrelated(t *testing.T) {
 		{"年假有多少天？", leaveZH, vpnEN, relevance.DefaultMinRelevance, 0.05},
 		{"年假有多少天？", faqZH, leaveEN, 0.9, 0.05},
 		{"The VPN cannot connect", vpnEN, leaveZH, relevance.DefaultMinRelevance, 0.05},
+		// Plurals and thousands separators: expenses/expense, 5000/5,000.
+		{"Compare the approval chains for expenses under 1000 and over 5000", limitEN, vpnEN, relevance.DefaultMinRelevance, 0.05},
 	} {
 		r := calibrate(t, c, tc.q, tc.good, tc.bad)
 		if r[0] < tc.minGood || r[1] > tc.maxBad || r[0] <= r[1] {

@@ -6,9 +6,14 @@
 //
 // Text is cut into tokens with the project analyzer's character classes
 // (analysis.Unicode, re-implemented here as a one-pass scanner for speed;
-// FuzzExtract checks it against the analyzer): a run of letters and digits is one word token,
-// width-folded and lower-cased; a run of CJK characters gives one token per
-// character. Query tokens are grouped into units, the things coverage
+// FuzzExtract checks it against the analyzer): a run of letters and digits
+// is one word token, width-folded and lower-cased; a run of CJK characters
+// gives one token per character. Two things make a word match more than
+// its exact spelling, identically in query and passage: a number written
+// with thousands separators is one token (5,000, 1,000,000 and ５，０００
+// are 5000, 1000000 and 5000), and a word is known by its stem under a
+// light English stemmer (see stemCut: claims, claim; approves, approved,
+// approve). Query tokens are grouped into units, the things coverage
 // counts: a distinct word, or one CJK character. A CJK character counts as
 // found when a passage contains one of the query's character bigrams that
 // hold it (a single-character run needs the character itself), so a
@@ -17,8 +22,9 @@
 //
 // A unit's weight stands in for its inverse document frequency, which is
 // unknown at query time: WeightStop for function words, question words
-// and Chinese particles (short fixed lists, Chinese question words such as
-// 多少 and 什么 counted as bigrams), WeightContent for the rest.
+// and Chinese particles (short fixed lists, words with the stem of a stop
+// word, Chinese question words such as 多少 and 什么 counted as bigrams),
+// WeightContent for the rest.
 // Weights depend on the text alone, never on the other candidates, so a
 // passage gets the same features whichever retrieval method (and
 // candidate set) brought it.
@@ -85,39 +91,155 @@ const (
 func runeKey(r rune) uint64      { return spaceRune | uint64(r) }
 func bigramKey(a, b rune) uint64 { return spaceBigram | uint64(a)<<21 | uint64(b) }
 
-// wordKey hashes the folded form of a word token (full-width ASCII to ASCII,
-// lower case) with FNV-1a, without building the folded string.
+// The parameters of FNV-1a, with which word keys are hashed.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// wordKey hashes (FNV-1a) the stem (see stemCut) of the folded form of a
+// word token: full-width ASCII to ASCII, lower case, without the thousands
+// separators of a number token ("5,000" is 5000). The scanner's inline
+// path for ASCII words computes the same key.
 func wordKey(s string) uint64 {
-	const (
-		offset = 14695981039346656037
-		prime  = 1099511628211
-	)
-	h := uint64(offset)
+	var buf [64]byte
+	b := buf[:0]
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if 'A' <= c && c <= 'Z' {
 				c += 'a' - 'A'
 			}
-			h ^= uint64(c)
-			h *= prime
+			if c != ',' {
+				b = append(b, c)
+			}
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
+		if r == 0xFF0C { // '，', a full-width thousands separator
+			continue
+		}
 		if r >= 0xFF01 && r <= 0xFF5E {
 			r -= 0xFEE0
 		}
-		r = unicode.ToLower(r)
-		var b [utf8.UTFMax]byte
-		n := utf8.EncodeRune(b[:], r)
-		for _, c := range b[:n] {
-			h ^= uint64(c)
-			h *= prime
+		b = utf8.AppendRune(b, unicode.ToLower(r))
+	}
+	k, extra := stemCut(string(b)) // no copy: the string does not escape
+	h := uint64(fnvOffset)
+	for _, c := range b[:k] {
+		h ^= uint64(c)
+		h *= fnvPrime
+	}
+	return stemKey(h, extra)
+}
+
+// fnvLower hashes the ASCII s lower-cased.
+func fnvLower(s string) uint64 {
+	h := uint64(fnvOffset)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
 		}
+		h ^= uint64(c)
+		h *= fnvPrime
+	}
+	return h
+}
+
+// stemKey finishes the key of a stem whose first bytes hash to h (FNV-1a)
+// and which ends in extra when extra is not 0.
+func stemKey(h uint64, extra byte) uint64 {
+	if extra != 0 {
+		h ^= uint64(extra)
+		h *= fnvPrime
 	}
 	return h&^spaceMask | spaceWord
+}
+
+// stemCut is a light English stemmer, for the inflections that keep a
+// passage from holding a query's words verbatim. The stem of the word w
+// (folded, or ASCII, which it reads lower-cased) is w[:k] followed by
+// extra when extra is not 0: a prefix at most 5 bytes shorter than the
+// word, plus at most one letter, so that the scanner can hash it without
+// building it. Only ASCII letters are looked at. With n the length of w
+// and k that of the stem so far:
+//
+//   - plurals (n >= 4): -ies becomes -y when n >= 5 (policies, but dies ->
+//     die); -sses, -xes, -ches and -shes lose -es (classes, taxes,
+//     branches); -ss stays, and so do -us and -is when n >= 5 (status,
+//     basis, but GPUs, APIs); any other final s goes (claims, expenses,
+//     days);
+//   - then -ied becomes -y (applied -> apply); -ed (k >= 5, not -eed:
+//     exceed) and -ing (k >= 6) go when what is left holds a vowel (not
+//     string). After them a doubled final consonant other than l, s, z
+//     and f is undoubled when k >= 4 (submitted -> submit, but added ->
+//     add), and a three-letter consonant-vowel-consonant stem not ending
+//     in w, x or y gets its e back (noted -> note, taking -> take);
+//   - otherwise a final e goes (k >= 5, not -ee), so that approve,
+//     approves, approved and approving share the stem approv, while note
+//     and employee stay.
+func stemCut(w string) (k int, extra byte) {
+	if n := len(w); n < 4 || !stemmable[w[n-1]] {
+		return n, 0
+	}
+	return stemSuffix(w)
+}
+
+// stemmable tells the last letters of the words that stemSuffix may cut.
+var stemmable = [256]bool{'s': true, 'S': true, 'd': true, 'D': true, 'g': true, 'G': true, 'e': true, 'E': true}
+
+func stemSuffix(w string) (k int, extra byte) {
+	n := len(w)
+	// at is w[i] lower-cased if a letter; another byte may change, but
+	// never into a letter.
+	at := func(i int) byte { return w[i] | 0x20 }
+	k = n
+	if at(n-1) == 's' {
+		switch p := at(n - 2); {
+		case p == 's', (p == 'u' || p == 'i') && n >= 5:
+		case p == 'e' && at(n-3) == 'i' && n >= 5:
+			return n - 3, 'y'
+		case p == 'e' && (at(n-3) == 'x' || at(n-3) == 's' && at(n-4) == 's' || at(n-3) == 'h' && (at(n-4) == 'c' || at(n-4) == 's')):
+			k = n - 2
+		default:
+			k = n - 1
+		}
+	}
+	vowelIn := func(m int) bool {
+		for i := range m {
+			if isVowel(at(i)) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case k >= 5 && at(k-1) == 'd' && at(k-2) == 'e' && at(k-3) == 'i':
+		return k - 3, 'y'
+	case k >= 5 && at(k-1) == 'd' && at(k-2) == 'e' && at(k-3) != 'e' && vowelIn(k-2):
+		k -= 2
+	case k >= 6 && at(k-1) == 'g' && at(k-2) == 'n' && at(k-3) == 'i' && vowelIn(k-3):
+		k -= 3
+	default:
+		if k >= 5 && at(k-1) == 'e' && at(k-2) != 'e' {
+			k--
+		}
+		return k, 0
+	}
+	switch c := at(k - 1); {
+	case k >= 4 && c == at(k-2) && !isVowel(c) && c != 'l' && c != 's' && c != 'z' && c != 'f':
+		return k - 1, 0
+	case k == 3 && !isVowel(at(0)) && isVowel(at(1)) && !isVowel(c) && c != 'w' && c != 'x' && c != 'y':
+		return k, 'e'
+	}
+	return k, 0
+}
+
+func isVowel(c byte) bool {
+	return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' || c == 'y'
 }
 
 // qtok is one query token.
@@ -165,7 +287,7 @@ func Prepare(query string) *Query {
 		i = end
 		if kind == word {
 			k := wordKey(query[start:end])
-			q.toks = append(q.toks, qtok{key: k, w: wordWeight(query[start:end])})
+			q.toks = append(q.toks, qtok{key: k, w: wordWeight(k)})
 			q.words[(k>>6)&63] |= 1 << (k & 63)
 			continue
 		}
@@ -316,13 +438,12 @@ func (q *Query) scan(s *Scratch, text string, faq bool) {
 				s.endRun(faq)
 				continue
 			}
-			// An ASCII word, hashed as it is read; a non-ASCII word rune
-			// inside it sends the whole word to the general path.
-			const (
-				offset = 14695981039346656037
-				prime  = 1099511628211
-			)
-			h := uint64(offset)
+			// An ASCII word, hashed as it is read, with the hash of each
+			// of its prefixes kept in a ring of 8 so that the stem (a
+			// prefix at most 5 bytes shorter) need not be hashed again; a
+			// non-ASCII word rune inside it, or a thousands separator after
+			// it, sends the whole word to the general path.
+			h := uint64(fnvOffset)
 			j := i
 			for j < n && text[j] < utf8.RuneSelf && asciiClass[text[j]] == word {
 				c := text[j]
@@ -330,18 +451,29 @@ func (q *Query) scan(s *Scratch, text string, faq bool) {
 					c += 'a' - 'A'
 				}
 				h ^= uint64(c)
-				h *= prime
+				h *= fnvPrime
 				j++
 			}
-			if j < n && text[j] >= utf8.RuneSelf {
-				if r, _ := decode(text, j); runeClass(r) == word {
-					start, end, _, _ := next(text, i)
-					q.word(s, text[start:end], wordKey(text[start:end]), faq)
+			if j < n && j-i <= 3 && text[j] == ',' {
+				if _, end, _, _ := next(text, i); end != j { // a number such as 5,000
+					q.word(s, wordKey(text[i:end]), faq)
 					i = end
 					continue
 				}
+			} else if j < n && text[j] >= utf8.RuneSelf {
+				if r, _ := decode(text, j); runeClass(r) == word || r == 0xFF0C && j-i <= 3 {
+					if _, end, _, _ := next(text, i); end != j {
+						q.word(s, wordKey(text[i:end]), faq)
+						i = end
+						continue
+					}
+				}
 			}
-			q.word(s, text[i:j], h&^spaceMask|spaceWord, faq)
+			k, extra := stemCut(text[i:j])
+			if k < j-i {
+				h = fnvLower(text[i : i+k])
+			}
+			q.word(s, stemKey(h, extra), faq)
 			i = j
 			continue
 		}
@@ -372,7 +504,7 @@ func (q *Query) scan(s *Scratch, text string, faq bool) {
 			i += size
 		case word:
 			start, end, _, _ := next(text, i)
-			q.word(s, text[start:end], wordKey(text[start:end]), faq)
+			q.word(s, wordKey(text[start:end]), faq)
 			i = end
 		default:
 			s.endRun(faq)
@@ -383,7 +515,7 @@ func (q *Query) scan(s *Scratch, text string, faq bool) {
 }
 
 // word handles a word token of the passage with key k.
-func (q *Query) word(s *Scratch, term string, k uint64, faq bool) {
+func (q *Query) word(s *Scratch, k uint64, faq bool) {
 	s.endRun(faq)
 	s.ntok++
 	var ps []int32
@@ -395,7 +527,7 @@ func (q *Query) word(s *Scratch, term string, k uint64, faq bool) {
 		q.match(s, ps)
 	}
 	if faq {
-		w := wordWeight(term)
+		w := wordWeight(k)
 		s.revW += w
 		if ok {
 			s.revFound += w
@@ -456,34 +588,23 @@ func (s *Scratch) endRun(faq bool) {
 	s.runLen = 0
 }
 
-// wordWeight is the weight of a word unit: the word is folded as wordKey
-// folds it (full-width ASCII to ASCII, lower case) before the stop list is
-// consulted.
-func wordWeight(term string) float64 {
-	var b [maxStopLen]byte
-	n := 0
-	for _, r := range term {
-		if r >= 0xFF01 && r <= 0xFF5E {
-			r -= 0xFEE0
-		}
-		if r >= utf8.RuneSelf {
-			r = unicode.ToLower(r) // "İ" and the Kelvin sign lower-case to ASCII
-		}
-		if r >= utf8.RuneSelf || n == maxStopLen {
-			return WeightContent // no stop word is that long or has such a letter
-		}
-		c := byte(r)
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b[n] = c
-		n++
-	}
-	if stopWords[string(b[:n])] {
+// wordWeight is the weight of a word unit with key k (see wordKey):
+// WeightStop when k is the key of a stop word, so that the inflections of
+// a stop word (needs, uses, others) are stop words too.
+func wordWeight(k uint64) float64 {
+	if stopKeys[k] {
 		return WeightStop
 	}
 	return WeightContent
 }
+
+var stopKeys = func() map[uint64]bool {
+	m := map[uint64]bool{}
+	for w := range stopWords {
+		m[wordKey(w)] = true
+	}
+	return m
+}()
 
 // questionBigram reports whether a and b, adjacent, spell a Chinese
 // question word or modal ("多少", "什么", "是否", ...): both characters then
@@ -506,8 +627,6 @@ func runeWeight(r rune) float64 {
 	}
 	return WeightContent
 }
-
-const maxStopLen = 12
 
 // stopWords are English function words, question words, pronouns and the
 // verbs that questions are phrased with: words that tell little about what

@@ -2,6 +2,7 @@ package feature
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -9,9 +10,60 @@ import (
 	"github.com/adaptrag/adaptrag/retrieval/analysis"
 )
 
+// refStem is stemCut's rules written out on strings.
+func refStem(w string) string {
+	if len(w) < 4 {
+		return w
+	}
+	has := func(suffix string) bool { return strings.HasSuffix(w, suffix) }
+	cut := func(n int) string { return w[:len(w)-n] }
+	switch {
+	case has("ss"), (has("us") || has("is")) && len(w) >= 5:
+	case has("ies") && len(w) >= 5:
+		return cut(3) + "y"
+	case has("sses"), has("xes"), has("ches"), has("shes"):
+		w = cut(2)
+	case has("s"):
+		w = cut(1)
+	}
+	vowel := func(s string) bool { return strings.ContainsAny(s, "aeiouy") }
+	switch {
+	case has("ied") && len(w) >= 5:
+		return cut(3) + "y"
+	case has("ed") && !has("eed") && len(w) >= 5 && vowel(cut(2)):
+		w = cut(2)
+	case has("ing") && len(w) >= 6 && vowel(cut(3)):
+		w = cut(3)
+	default:
+		if has("e") && !has("ee") && len(w) >= 5 {
+			w = cut(1)
+		}
+		return w
+	}
+	n := len(w)
+	switch c := w[n-1]; {
+	case n >= 4 && c == w[n-2] && !vowel(w[n-1:]) && !strings.ContainsRune("lszf", rune(c)):
+		return cut(1)
+	case n == 3 && !vowel(w[:1]) && vowel(w[1:2]) && !vowel(w[2:]) && !strings.ContainsRune("wx", rune(c)):
+		return w + "e"
+	}
+	return w
+}
+
+// refStop holds the stems of the stop words.
+var refStop = func() map[string]bool {
+	m := map[string]bool{}
+	for w := range stopWords {
+		m[refStem(w)] = true
+	}
+	return m
+}()
+
 // reference computes the features the slow, obvious way, from the project
-// analyzer's tokens (analysis.Unicode, then width folding and lower-casing),
-// with maps and quadratic scans. Extract must agree with it.
+// analyzer's tokens (analysis.Unicode, then width folding and lower-casing;
+// a number's digit groups joined over thousands separators, each word
+// stemmed by refStem, stop words known by their stems), with maps and
+// quadratic scans. Extract must agree with it.
 func reference(query string, faq bool, fields ...string) Vector {
 	type tok struct {
 		term   string
@@ -19,11 +71,25 @@ func reference(query string, faq bool, fields ...string) Vector {
 		joined bool // CJK, right after the previous CJK character
 	}
 	an := analysis.Pipeline{Tokenizer: analysis.Unicode{}, Filters: []analysis.Filter{analysis.Width{}, analysis.Lower{}}}
+	digits := func(s string, min, max int) bool {
+		return len(s) >= min && len(s) <= max && strings.Trim(s, "0123456789") == ""
+	}
 	toks := func(text string) []tok {
 		var out []tok
-		for _, t := range an.Analyze(text) {
+		ts := an.Analyze(text)
+		for i := 0; i < len(ts); i++ {
+			t := ts[i]
 			if t.Kind == analysis.Word {
-				out = append(out, tok{term: t.Term})
+				term := t.Term
+				if digits(term, 1, 3) { // 5,000 and １，０００ are 5000
+					for i+1 < len(ts) && ts[i+1].Kind == analysis.Word && digits(ts[i+1].Term, 3, 3) &&
+						(text[t.End:ts[i+1].Start] == "," || text[t.End:ts[i+1].Start] == "，") {
+						i++
+						t = ts[i]
+						term += t.Term
+					}
+				}
+				out = append(out, tok{term: refStem(term)})
 				continue
 			}
 			first := true
@@ -38,7 +104,10 @@ func reference(query string, faq bool, fields ...string) Vector {
 		w := make([]float64, len(ts))
 		for i, t := range ts {
 			if !t.cjk {
-				w[i] = wordWeight(t.term)
+				w[i] = WeightContent
+				if refStop[t.term] {
+					w[i] = WeightStop
+				}
 				continue
 			}
 			r, _ := utf8.DecodeRuneInString(t.term)
@@ -200,6 +269,17 @@ func TestExtractMatchesReference(t *testing.T) {
 		{"一", true, []string{"一 一二"}},
 		{"报销流程是什么？", true, []string{"报销是什么流程，多少天"}},
 		{"多少", true, []string{"多少多少 多 少"}},
+		// Inflections and numbers.
+		{"Compare the approval chains for expenses under 1000 and over 5000", false,
+			[]string{"Approval limits", "Claims are approved by amount: below 1,000 yuan your manager; above 5,000 yuan the finance director. Splitting one expense into several claims is a violation."}},
+		{"Who approves expense claims above 5,000 yuan?", true, []string{"Who approved an expense claim above 5000 yuan?"}},
+		{"approving APPROVED approves approval", false, []string{"Approve, approving; Approvals."}},
+		{"policies classes taxes branches wishes status basis GPUs days dies", false, []string{"policy class tax branch wish statu basi GPU day die"}},
+		{"submitted planned added noted taking exceeded needs using", false, []string{"submit plan add note take exceed need use"}},
+		{"5,000 1,000,000 ５，０００ 12,345,678", false, []string{"5000 1000000 5000元 12345678"}},
+		{"1,2 2024,2025 5,000x 1,0000 1,000,00 x1,000", false, []string{"1 2 2024 2025 5 000x 1 0000 1000 00 x1 000"}},
+		{"费用 5,000元 以上", false, []string{"费用5000元以上，１，０００元以下"}},
+		{"Café NAÏVE résumés", true, []string{"café naïve résumé"}},
 	}
 	var s Scratch
 	for _, c := range cases {
@@ -207,6 +287,82 @@ func TestExtractMatchesReference(t *testing.T) {
 		want := reference(c.q, c.faq, c.fields...)
 		if !close(got, want) {
 			t.Errorf("%q / %q:\n got  %v\n want %v", c.q, c.fields, got, want)
+		}
+	}
+}
+
+// TestExtractMatchesReferenceRandom compares Extract with the reference on
+// texts drawn from pieces that exercise thousands separators, inflected
+// words, width folding and CJK runs, which random bytes rarely spell.
+func TestExtractMatchesReferenceRandom(t *testing.T) {
+	pieces := strings.Fields("claims Claim CLAIMS expenses expense approves Approved approving approval " +
+		"policies policy classes taxes status basis GPUs this is was does needs uses submitted planned added " +
+		"noted note taking exceed exceeded needing string days dies 1990s café NAÏVE résumés ｃｌａｉｍｓ " +
+		"5 000 5,000 1,000,000 1,2 2024,2025 5,000x 12,3456 ５，０００ ５ ０００ 5，000 , ， . - 元 报销 审批 多少 年假 的 ；")
+	seps := []string{" ", "", " ", ", ", "\n", "，"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	text := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+			b.WriteString(seps[rng.IntN(len(seps))])
+		}
+		return b.String()
+	}
+	var s Scratch
+	for range 3000 {
+		q, p, faq := text(1+rng.IntN(8)), text(rng.IntN(30)), rng.IntN(2) == 0
+		if got, want := Prepare(q).Extract(&s, faq, p), reference(q, faq, p); !close(got, want) {
+			t.Fatalf("%q / %q:\n got  %v\n want %v", q, p, got, want)
+		}
+	}
+}
+
+// TestNumberKey checks that a number's thousands separators do not count.
+func TestNumberKey(t *testing.T) {
+	for _, w := range []string{"5,000", "５，０００", "5，000", "５０００"} {
+		if wordKey(w) != wordKey("5000") {
+			t.Errorf("wordKey(%q) != wordKey(5000)", w)
+		}
+	}
+}
+
+// TestStem checks stemCut and refStem against examples, and that wordKey
+// hashes the stem.
+func TestStem(t *testing.T) {
+	for _, c := range []struct{ word, stem string }{
+		{"claims", "claim"}, {"expenses", "expens"}, {"expense", "expens"}, {"chains", "chain"},
+		{"days", "day"}, {"policies", "policy"}, {"dies", "die"}, {"classes", "class"},
+		{"taxes", "tax"}, {"branches", "branch"}, {"wishes", "wish"}, {"class", "class"},
+		{"status", "status"}, {"basis", "basis"}, {"gpus", "gpu"}, {"apis", "api"}, {"this", "thi"},
+		{"approve", "approv"}, {"approves", "approv"}, {"approved", "approv"}, {"approving", "approv"},
+		{"applied", "apply"}, {"submitted", "submit"}, {"added", "add"}, {"called", "call"},
+		{"noted", "note"}, {"note", "note"}, {"taking", "take"}, {"fixed", "fix"},
+		{"exceed", "exceed"}, {"exceeded", "exceed"}, {"exceeding", "exceed"}, {"need", "need"},
+		{"needed", "need"}, {"string", "string"}, {"red", "red"}, {"meetings", "meet"},
+		{"employee", "employee"}, {"employees", "employee"}, {"reimbursed", "reimburs"}, {"reimburse", "reimburs"},
+		{"1990s", "1990"}, {"5000", "5000"}, {"Claims", "claim"}, {"APPROVED", "approv"},
+	} {
+		lower := strings.ToLower(c.word)
+		k, extra := stemCut(c.word)
+		got := lower[:k]
+		if extra != 0 {
+			got += string(rune(extra))
+		}
+		if got != c.stem {
+			t.Errorf("stemCut(%q) = %q, want %q", c.word, got, c.stem)
+		}
+		if got := refStem(lower); got != c.stem {
+			t.Errorf("refStem(%q) = %q, want %q", lower, got, c.stem)
+		}
+		if wordKey(c.word) != stemKey(fnvLower(c.stem), 0) {
+			t.Errorf("wordKey(%q) is not the hash of %q", c.word, c.stem)
+		}
+	}
+	// An inflected stop word is a stop word.
+	for _, w := range []string{"needs", "uses", "others", "making", "Does"} {
+		if wordWeight(wordKey(w)) != WeightStop {
+			t.Errorf("%q is not a stop word", w)
 		}
 	}
 }
@@ -232,6 +388,14 @@ func TestFeatureValues(t *testing.T) {
 	if v[CJK] != 1 {
 		t.Errorf("cjk %v, want 1", v[CJK])
 	}
+	// Plurals and numbers with thousands separators match: approval,
+	// expens(es) and 5000 are found; chains and the stop words for and
+	// over are not.
+	v = Prepare("approval chains for expenses over 5000").Extract(&s, false, "", "Approval of an expense claim above 5,000 yuan")
+	want = 3.0 / (4 + 2*WeightStop)
+	if math.Abs(v[Cov]-want) > 1e-12 {
+		t.Errorf("cov %v, want %v", v[Cov], want)
+	}
 }
 
 // FuzzExtract checks that Extract never panics, stays in range and agrees
@@ -241,6 +405,8 @@ func FuzzExtract(f *testing.F) {
 	f.Add("How many days of annual leave?", "annual leave is 5 days", true)
 	f.Add("Ｗｉ－Ｆｉ密码", "wi-fi 密码是 5000", false)
 	f.Add("\xff\xfe", "\xe4\xb8", true)
+	f.Add("Approval chains for expenses under 1000", "Claims below 1,000 yuan are approved by your manager.", false)
+	f.Add("submitted taxes policies 1,000,000", "Submitting tax policy: １，０００，０００ 5,000元 1,2 12,3456", true)
 	f.Add(strings.Repeat("报销", 200), strings.Repeat("报销审批", 100), true)
 	f.Fuzz(func(t *testing.T, query, text string, faq bool) {
 		var s Scratch

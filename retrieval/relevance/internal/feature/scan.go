@@ -87,8 +87,9 @@ func decode(s string, i int) (rune, int) {
 }
 
 // next finds the first token of text at or after byte i. A word token is
-// a maximal run of word runes, returned as its span [start, end); a CJK
-// token is one CJK rune r at [start, end). kind is sep when the text has
+// a maximal run of word runes, or a number with thousands separators (see
+// thousands), returned as its span [start, end); a CJK token is one CJK
+// rune r at [start, end). kind is sep when the text has
 // no more tokens.
 func next(text string, i int) (start, end int, r rune, kind class) {
 	for i < len(text) {
@@ -120,9 +121,75 @@ func next(text string, i int) (start, end int, r rune, kind class) {
 				}
 				i += size
 			}
+			if i < len(text) && i-start <= 9 {
+				i = thousands(text, start, i)
+			}
 			return start, i, 0, word
 		}
 		i += size
 	}
 	return len(text), len(text), 0, sep
+}
+
+// digitAt returns the size of the decimal digit (ASCII or full-width) at
+// text[i], or 0 when there is none.
+func digitAt(text string, i int) int {
+	if i < len(text) && '0' <= text[i] && text[i] <= '9' {
+		return 1
+	}
+	if i+2 < len(text) && text[i] == 0xEF && text[i+1] == 0xBC && 0x90 <= text[i+2] && text[i+2] <= 0x99 {
+		return 3
+	}
+	return 0
+}
+
+// sepAt returns the size of the thousands separator (',' or its
+// full-width form '，') at text[i], or 0 when there is none.
+func sepAt(text string, i int) int {
+	if i < len(text) && text[i] == ',' {
+		return 1
+	}
+	if i+2 < len(text) && text[i] == 0xEF && text[i+1] == 0xBC && text[i+2] == 0x8C {
+		return 3
+	}
+	return 0
+}
+
+// thousands extends the word token text[start:end] over thousands
+// separators: when the token is one to three digits (ASCII or full-width)
+// and is followed by a separator (',' or '，') and exactly three digits
+// that end a word, and so on ("5,000", "1,000,000", "５，０００", "5,000元"),
+// the groups join into one number token. It returns the new end (end
+// itself when nothing joins: "1,2", "2024,2025", "5,000x").
+func thousands(text string, start, end int) int {
+	for i, k := start, 0; i < end; k++ {
+		d := digitAt(text, i)
+		if d == 0 || k == 3 {
+			return end
+		}
+		i += d
+	}
+	for {
+		i := end + sepAt(text, end)
+		if i == end {
+			return end
+		}
+		for range 3 {
+			d := digitAt(text, i)
+			if d == 0 {
+				return end
+			}
+			i += d
+		}
+		if i < len(text) {
+			if b := text[i]; b < utf8.RuneSelf {
+				if asciiClass[b] == word {
+					return end
+				}
+			} else if r, _ := decode(text, i); runeClass(r) == word {
+				return end
+			}
+		}
+		end = i
+	}
 }
