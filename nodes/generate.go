@@ -258,10 +258,28 @@ func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hi
 		}
 		return i + 1
 	}
+	terms := func(text string) []string {
+		toks := analyzer.Tokens(joinThousands(text))
+		for i, tok := range toks {
+			toks[i] = stem(tok)
+		}
+		return toks
+	}
 	qterms := map[string]bool{}
-	for _, tok := range analyzer.Tokens(question) {
+	for _, tok := range terms(question) {
 		if !stopword(tok) {
 			qterms[tok] = true
+		}
+	}
+	// A passage's heading path says what its sentences are about: its terms
+	// count for every sentence that matches the question by itself.
+	titleTerms := make([]map[string]bool, len(docs))
+	for i, h := range docs {
+		titleTerms[i] = map[string]bool{}
+		for _, tok := range terms(h.Chunk.Title) {
+			if qterms[tok] {
+				titleTerms[i][tok] = true
+			}
 		}
 	}
 	// Document frequency of each question term over the passages' sentences.
@@ -282,10 +300,15 @@ func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hi
 	toks := make([]map[string]bool, len(sents))
 	for i, st := range sents {
 		toks[i] = map[string]bool{}
-		for _, tok := range analyzer.Tokens(st.text) {
+		for _, tok := range terms(st.text) {
 			if qterms[tok] && !toks[i][tok] {
 				toks[i][tok] = true
 				df[tok]++
+			}
+		}
+		if len(toks[i]) > 0 {
+			for tok := range titleTerms[st.doc] {
+				toks[i][tok] = true
 			}
 		}
 	}
@@ -360,6 +383,41 @@ func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hi
 		}
 	}
 	return b.String(), cites
+}
+
+// thousands matches a digit group separator: "5,000" and "5000" are one
+// number to the extractive answer's matching.
+var thousands = regexp.MustCompile(`(\d)[,，](\d{3})\b`)
+
+func joinThousands(s string) string {
+	for thousands.MatchString(s) {
+		s = thousands.ReplaceAllString(s, "$1$2")
+	}
+	return s
+}
+
+// stem folds regular English inflections so that "expenses" matches
+// "expense" and "approves" "approve" (plurals, -ed, -ing); other tokens are
+// returned as they are.
+func stem(tok string) string {
+	if len(tok) < 4 || tok[0] >= 0x80 || tok[0] >= '0' && tok[0] <= '9' {
+		return tok
+	}
+	switch {
+	case strings.HasSuffix(tok, "ies") && len(tok) > 4:
+		return tok[:len(tok)-3] + "y"
+	case strings.HasSuffix(tok, "sses"), strings.HasSuffix(tok, "shes"), strings.HasSuffix(tok, "ches"), strings.HasSuffix(tok, "xes"):
+		return tok[:len(tok)-2]
+	case strings.HasSuffix(tok, "ss"), strings.HasSuffix(tok, "us"), strings.HasSuffix(tok, "is"):
+		return tok
+	case strings.HasSuffix(tok, "s"):
+		return strings.TrimSuffix(tok[:len(tok)-1], "e")
+	case strings.HasSuffix(tok, "ing") && len(tok) > 5:
+		return strings.TrimSuffix(tok[:len(tok)-3], "e")
+	case strings.HasSuffix(tok, "ed") && len(tok) > 4:
+		return strings.TrimSuffix(tok[:len(tok)-2], "e")
+	}
+	return strings.TrimSuffix(tok, "e")
 }
 
 // splitSentences cuts text after sentence punctuation (CJK and Latin) and

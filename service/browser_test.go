@@ -115,7 +115,7 @@ func TestBrowser(t *testing.T) {
 		{qChitchat, "chitchat", "路由", nil, false},
 		{qFactual, "factual", "路由", []string{"dense", "evidence", "generate"}, true},
 		{qAnalytical, "analytical", "路由", []string{"hybrid", "rerank", "evidence", "generate"}, true},
-		{"Compare travel and hospitality reimbursement", "analytical", "Route", []string{"hybrid", "rerank"}, true},
+		{"Compare travel claims and entertainment claims", "analytical", "Route", []string{"hybrid", "rerank"}, true},
 	} {
 		if err := chromedp.Do(ctx,
 			chromedp.SetValue(chromedp.CSS("#question"), tc.q),

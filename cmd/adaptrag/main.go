@@ -3,7 +3,7 @@
 // bundled sample handbook:
 //
 //	adaptrag ask "退货要在几天内发起？"
-//	adaptrag ask --json "Compare travel and hospitality reimbursement"
+//	adaptrag ask --json "Compare travel claims and entertainment claims"
 //	adaptrag graph --format mermaid
 //	adaptrag plan --json "报销费用超过5000需要谁审批"
 //	adaptrag ingest --store embedded:./kb docs/
