@@ -73,7 +73,7 @@ func openWriter(ctx context.Context, dir string, s *Store, sync bool) (_ *disk, 
 		if err := d.writeManifest(); err != nil {
 			return nil, err
 		}
-		return d, d.clearNote()
+		return d, d.writeNote(true)
 	}
 	d.wal, d.walSize, d.version = l.log, l.end, l.hdr.version
 	d.gen, d.base, d.seq = l.gen, l.base, l.seq
@@ -94,7 +94,7 @@ func openWriter(ctx context.Context, dir string, s *Store, sync bool) (_ *disk, 
 			return nil, err
 		}
 	}
-	if err := d.clearNote(); err != nil {
+	if err := d.writeNote(true); err != nil {
 		return nil, err
 	}
 	if l.legacy {
@@ -113,15 +113,6 @@ func openWriter(ctx context.Context, dir string, s *Store, sync bool) (_ *disk, 
 }
 
 func (d *disk) path(name string) string { return filepath.Join(d.dir, name) }
-
-// clearNote empties LOCK: from now on the log may grow past the note a
-// previous clean close left, and a crash leaves no note.
-func (d *disk) clearNote() error {
-	if err := d.lock.Truncate(0); err != nil {
-		return err
-	}
-	return d.syncFile(d.lock)
-}
 
 // writeManifest writes MANIFEST atomically.
 func (d *disk) writeManifest() error {
@@ -217,6 +208,10 @@ func (d *disk) append(payload []byte) error {
 	}
 	d.walSize += int64(len(buf))
 	d.seq++
+	// Raise the high-water mark. It is not synced: a mark lost in a
+	// crash only claims less. Nor can it fail the write, which is
+	// already durable.
+	_ = d.writeNote(false)
 	return nil
 }
 
@@ -277,7 +272,7 @@ func (d *disk) compact(ctx context.Context, s *Store) error {
 		d.needLog = true
 		return err
 	}
-	return nil
+	return d.writeNote(true)
 }
 
 // writeSnapshot writes the state of s to path in format 2 and syncs it.
@@ -328,7 +323,7 @@ func writeSnapshot(ctx context.Context, path string, gen, seq uint64, s *Store, 
 	return f.Close()
 }
 
-// close syncs and closes the log, leaves the clean-close note in LOCK and
+// close syncs and closes the log, syncs the high-water mark in LOCK and
 // releases the lock.
 func (d *disk) close() error {
 	if d.ro {
@@ -337,21 +332,30 @@ func (d *disk) close() error {
 	var err error
 	if d.wal != nil && d.broken == nil && !d.needLog {
 		if err = d.syncFile(d.wal); err == nil {
-			err = d.writeNote()
+			err = d.writeNote(true)
 		}
 	}
 	return errors.Join(err, d.closeFiles())
 }
 
-// writeNote records where the log ends. It is written in place: a note
-// torn by a crash fails its checksum and only means "no promise".
-func (d *disk) writeNote() error {
+// writeNote records in LOCK where the log's acknowledged records end: the
+// high-water mark that tells an acknowledged record that was damaged or
+// cut off from the torn tail a crash leaves. It is written in place, after
+// the records it covers are durable, so it never claims more than the log
+// holds; a mark torn by a crash fails its checksum and only means "no
+// promise".
+func (d *disk) writeNote(sync bool) error {
 	note := cleanNote{gen: d.gen, size: uint64(d.walSize), seq: d.seq}.encode()
 	if _, err := d.lock.WriteAt(note, 0); err != nil {
 		return err
 	}
-	if err := d.lock.Truncate(int64(len(note))); err != nil {
-		return err
+	if st, err := d.lock.Stat(); err != nil || st.Size() != int64(len(note)) {
+		if err := d.lock.Truncate(int64(len(note))); err != nil {
+			return err
+		}
+	}
+	if !sync {
+		return nil
 	}
 	return d.syncFile(d.lock)
 }

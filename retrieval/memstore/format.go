@@ -29,9 +29,11 @@ import (
 //	            base sequence u64 (the snapshot's), CRC u32 of the header;
 //	            records: length u32, CRC u32 of (length, sequence,
 //	            payload), sequence u64, payload
-//	LOCK        held with flock by the one writer; after a clean Close it
-//	            holds a note of where the log ended: magic "ADRGCLN\0",
-//	            generation u64, log size u64, last sequence u64, CRC u32
+//	LOCK        held with flock by the one writer, and holding its
+//	            high-water mark: where the acknowledged records of the log
+//	            end, rewritten after every write (synced at open, after a
+//	            compaction and at Close): magic "ADRGCLN\0", generation
+//	            u64, log size u64, last sequence u64, CRC u32
 //
 // Sequence numbers count records from 1 over the life of the store, across
 // compactions: a log of generation g holds records base+1, base+2, ... and
@@ -310,10 +312,11 @@ func readSnapHeader(r io.ReaderAt) (snapHeader, error) {
 
 // ---- clean-close note ----
 
-// cleanNote is what a writer leaves in LOCK when it closes cleanly: the
-// log of generation gen then held records up to seq and was size bytes
-// long. The next open can then tell a log that was cut short or damaged
-// at its end from the torn tail a crash leaves.
+// cleanNote is the high-water mark a writer keeps in LOCK: the log of
+// generation gen holds acknowledged records up to seq, ending at size
+// bytes. An open can then tell a log that was cut short, or whose last
+// acknowledged record was damaged, from the torn tail a crash leaves
+// (which lies past the mark).
 type cleanNote struct {
 	gen, size, seq uint64
 }

@@ -66,6 +66,10 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (_ *loade
 			l.log = nil
 		}
 	}()
+	// The high-water mark first: it only grows while the log of its
+	// generation is in use, so the log read after it holds at least
+	// what it promises.
+	note, hasNote := readCleanNote(dir)
 	created, err := readManifest(dir)
 	if err != nil {
 		return nil, err
@@ -143,14 +147,14 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (_ *loade
 		if l.hdr.version == formatVersion && sh.version == formatVersion && l.hdr.base != sh.seq {
 			return nil, corruptf(dir, walName, 0, "the log continues record %d but the snapshot ends at record %d", l.hdr.base, sh.seq)
 		}
-	case l.hdr.gen+1 == sh.gen:
-		// Compaction renamed the new snapshot into place and stopped
-		// before the new log: the snapshot holds everything.
-		l.stale = true
 	case l.hdr.gen > sh.gen:
 		return nil, corruptf(dir, walName, 0, "log of generation %d is newer than the snapshot's generation %d", l.hdr.gen, sh.gen)
+	case l.hdr.version == formatVersion && sh.version == formatVersion && l.hdr.base > sh.seq:
+		return nil, corruptf(dir, walName, 0, "log of generation %d starts after record %d, which the newer snapshot (generation %d, up to record %d) does not hold", l.hdr.gen, l.hdr.base, sh.gen, sh.seq)
 	default:
-		return nil, corruptf(dir, walName, 0, "log of generation %d is older than the snapshot's generation %d by more than one compaction", l.hdr.gen, sh.gen)
+		// Compaction (or Repair) renamed the new snapshot into place and
+		// stopped before the new log: the snapshot holds everything.
+		l.stale = true
 	}
 
 	if snap != nil {
@@ -182,7 +186,6 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (_ *loade
 	}
 	l.gen, l.base = l.hdr.gen, l.hdr.base
 
-	note, hasNote := readCleanNote(dir)
 	hasNote = hasNote && note.gen == l.hdr.gen
 	landed := hasNote && note.size == uint64(l.hdr.len) && note.seq == l.hdr.base
 	end, seq, dmg, err := scanLog(ctx, l.log, l.hdr.version, l.hdr.len, l.size, l.hdr.base, func(seq uint64, payload []byte, end int64) error {
@@ -212,9 +215,9 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (_ *loade
 		if dmg != nil {
 			what = dmg.reason
 		}
-		return nil, corruptf(dir, walName, end, "%s, but the store was closed cleanly with %d bytes (up to record %d): acknowledged records are missing", what, note.size, note.seq)
+		return nil, corruptf(dir, walName, end, "%s, but records up to %d, ending at %d bytes, were acknowledged: they are missing or damaged", what, note.seq, note.size)
 	case hasNote && !landed:
-		return nil, corruptf(dir, walName, end, "the records do not end where the clean close left them (%d bytes, record %d)", note.size, note.seq)
+		return nil, corruptf(dir, walName, end, "the records do not end where the acknowledged ones did (%d bytes, record %d)", note.size, note.seq)
 	}
 	// A torn tail (a last record cut short or damaged, with nothing intact
 	// after it) is what a crash during a write leaves: that write never

@@ -20,16 +20,16 @@
 // with nothing intact after it, which is what a crash during a write
 // leaves (that write never returned). Anything else (damage followed by
 // intact records, a snapshot that fails a checksum, a missing file the
-// others say must exist, a log cut short after a clean Close) makes Open
+// others say must exist, a log that lost acknowledged records) makes Open
 // fail with a *CorruptError matching retrieval.ErrCorrupt, naming the file
 // and the offset, and changing nothing. Repair then salvages every intact
 // record and keeps the damaged files aside.
 //
 // A MANIFEST written when the store is created tells a store whose files
 // were deleted from one never created. LOCK is held with flock by the one
-// writer (a second writer gets ErrLocked); on a clean Close the writer
-// notes in it where the log ends, so that a later open can tell an
-// acknowledged last record that was damaged from a torn write.
+// writer (a second writer gets ErrLocked), which keeps in it a high-water
+// mark of the acknowledged records, so that an open can tell an
+// acknowledged record that was damaged or cut off from a torn write.
 //
 // # Readers
 //

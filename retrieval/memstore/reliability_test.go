@@ -77,10 +77,10 @@ func TestMidLogDamageIsAnError(t *testing.T) {
 	}
 }
 
-// TestCleanCloseProtectsTheLastRecord: after a clean Close, damage to the
-// last record, or a log cut short at a record boundary, is the loss of an
-// acknowledged write, not a torn tail.
-func TestCleanCloseProtectsTheLastRecord(t *testing.T) {
+// TestAcknowledgedLastRecordIsProtected: damage to the last record, or a
+// log cut short at a record boundary, is the loss of an acknowledged
+// write, not a torn tail, after a clean Close as after a crash.
+func TestAcknowledgedLastRecordIsProtected(t *testing.T) {
 	dir, want := bigLog(t, 5)
 	wal := filepath.Join(dir, walName)
 	orig, _ := os.ReadFile(wal)
@@ -99,8 +99,8 @@ func TestCleanCloseProtectsTheLastRecord(t *testing.T) {
 				s.Close()
 			}
 		}
-		// Without the note of the clean close (a crash), the same bytes
-		// are a torn tail: the last write is dropped, nothing else.
+		// Without the high-water mark (LOCK lost), the same bytes are a
+		// torn tail: the last write is dropped, nothing else.
 		d = copyDir(t, d, lockName)
 		s, err := Open(context.Background(), Options{Dir: d})
 		if err != nil {
@@ -113,9 +113,22 @@ func TestCleanCloseProtectsTheLastRecord(t *testing.T) {
 		s.Close()
 	}
 	s := mustOpen(t, Options{Dir: dir})
-	defer s.Close()
 	if got := dump(s); got != want {
 		t.Error("the intact store does not reopen to its committed state")
+	}
+	// A crash: the files as a killed writer leaves them (copied while it
+	// is open). Its last write returned, so its record is protected too.
+	if err := s.Upsert(context.Background(), testChunks("late", 2)); err != nil {
+		t.Fatal(err)
+	}
+	crashed := copyDir(t, dir)
+	s.Close()
+	mutate(t, crashed, walName, func(b []byte) []byte { b[len(b)-5] ^= 1; return b })
+	if s, err := Open(context.Background(), Options{Dir: crashed}); !errors.Is(err, retrieval.ErrCorrupt) {
+		t.Errorf("flip in the last acknowledged record after a crash: Open err = %v, want ErrCorrupt", err)
+		if s != nil {
+			s.Close()
+		}
 	}
 }
 
