@@ -223,12 +223,21 @@ func readSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, 
 // the ranges it could not read. Without a readable header it scans from
 // the start.
 func salvageSnapshot(ctx context.Context, r io.ReaderAt, size int64, h *snapHeader, fn func(retrieval.Chunk)) (found uint64, lost []snapDamage, err error) {
+	end := size - 4 // the closing checksum
+	var buf []byte
 	off := int64(0)
 	if h != nil {
 		off = h.len
+	} else {
+		// The header is unreadable: start at the first intact frame,
+		// counting as lost only what lies past where the header ends.
+		if off = findFrame(r, 0, end); off < 0 {
+			off = end
+		}
+		if off > snapHeaderLen {
+			lost = append(lost, snapDamage{snapHeaderLen, off - snapHeaderLen, "damaged chunk data"})
+		}
 	}
-	end := size - 4 // the closing checksum
-	var buf []byte
 	for off < end {
 		if err := ctx.Err(); err != nil {
 			return found, lost, err
