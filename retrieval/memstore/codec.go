@@ -79,6 +79,16 @@ func (d *reader) fail(err error) {
 	}
 }
 
+// short fails the decode when the source is in memory and holds fewer
+// than n bytes, before a corrupt length turns into a large allocation.
+func (d *reader) short(n uint64) bool {
+	if l, ok := d.r.(interface{ Len() int }); ok && n > uint64(l.Len()) {
+		d.fail(errShort)
+		return true
+	}
+	return false
+}
+
 func (d *reader) uvarint() uint64 {
 	if d.err != nil {
 		return 0
@@ -111,6 +121,9 @@ func (d *reader) str() string {
 		return ""
 	}
 	if n == 0 {
+		return ""
+	}
+	if d.short(n) {
 		return ""
 	}
 	b := make([]byte, n)
@@ -147,7 +160,7 @@ func (d *reader) chunk() retrieval.Chunk {
 	if n > maxVector {
 		d.fail(fmt.Errorf("vector of %d dimensions exceeds the limit", n))
 	}
-	if d.err == nil && n > 0 {
+	if d.err == nil && n > 0 && !d.short(4*n) {
 		// One read for the whole vector: per-float reads dominated loading.
 		raw := make([]byte, 4*n)
 		if _, err := io.ReadFull(d.r, raw); err != nil {
@@ -256,6 +269,9 @@ func (r *byteSlice) Read(p []byte) (int, error) {
 	r.b = r.b[n:]
 	return n, nil
 }
+
+// Len returns the number of bytes left.
+func (r *byteSlice) Len() int { return len(r.b) }
 
 func (r *byteSlice) ReadByte() (byte, error) {
 	if len(r.b) == 0 {

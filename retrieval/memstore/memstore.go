@@ -349,6 +349,13 @@ func (s *Store) checkLoaded(chunks []retrieval.Chunk) error {
 		if len(c.Vector) != want {
 			return fmt.Errorf("%w: stored chunk %q has %d dimensions, want %d", retrieval.ErrDimension, c.ID, len(c.Vector), want)
 		}
+		var sq float32
+		for _, x := range c.Vector {
+			sq += x * x
+		}
+		if sq == 0 || sq != sq || sq > 1e38 {
+			return fmt.Errorf("stored chunk %q has a zero or non-finite vector", c.ID)
+		}
 	}
 	return nil
 }

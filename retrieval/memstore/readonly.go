@@ -16,7 +16,10 @@ import (
 // log and the snapshot, a log cut back by the writer's own recovery while
 // it was being read. Damage that is really there is reported after the
 // last attempt.
-const readAttempts = 5
+var readAttempts = 5
+
+// readPause is the first pause between attempts; it doubles each time.
+var readPause = 5 * time.Millisecond
 
 // loadReader loads the store in o.Dir into a new Store without taking any
 // lock and without changing any file. It sees a consistent prefix of the
@@ -24,7 +27,7 @@ const readAttempts = 5
 // nothing of a record still being written.
 func loadReader(ctx context.Context, o Options) (*Store, error) {
 	var lastErr error
-	pause := 5 * time.Millisecond
+	pause := readPause
 	for attempt := 1; ; attempt++ {
 		s := newStore(o)
 		l, err := loadDir(ctx, o.Dir, s, false)
@@ -157,7 +160,7 @@ func (s *Store) refreshTail(ctx context.Context) (done bool, err error) {
 		if dmg == nil || dmg.next < 0 || attempt >= readAttempts {
 			break
 		}
-		time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
+		time.Sleep(time.Duration(attempt) * readPause)
 	}
 	s.mu.Lock()
 	for i, op := range ops {

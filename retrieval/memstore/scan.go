@@ -82,7 +82,7 @@ func findRecord(r io.ReaderAt, version uint32, from, size int64, after uint64, b
 	if version == formatV1 {
 		hl = recHeaderV1
 	}
-	const window = 1 << 20
+	window := min(1<<20, max(size-from, 1))
 	buf := make([]byte, window+recHeaderLen)
 	var payload []byte
 	for base := from; base+hl <= size; base += window {
@@ -90,7 +90,7 @@ func findRecord(r io.ReaderAt, version uint32, from, size int64, after uint64, b
 		if err != nil && err != io.EOF {
 			return -1, 0
 		}
-		for i := 0; i < min(n, window) && int64(i)+hl <= int64(n); i++ {
+		for i := 0; i < min(n, int(window)) && int64(i)+hl <= int64(n); i++ {
 			p := base + int64(i)
 			h := buf[i:]
 			ln := int64(binary.LittleEndian.Uint32(h))
@@ -140,7 +140,7 @@ func (d *snapDamage) Error() string { return d.reason }
 // on damage must discard what it built.
 func readSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, fn func([]retrieval.Chunk) error) error {
 	sr := io.NewSectionReader(r, 0, size)
-	cr := &crcReader{br: bufio.NewReaderSize(sr, 1<<20)}
+	cr := &crcReader{br: bufio.NewReaderSize(sr, int(min(1<<20, size)))}
 	head := make([]byte, h.len)
 	if _, err := io.ReadFull(cr, head); err != nil {
 		return &snapDamage{0, size, "header: " + err.Error()}
@@ -293,7 +293,7 @@ func readFrameAt(r io.ReaderAt, off, limit int64, buf *[]byte) (retrieval.Chunk,
 // findFrame returns the first offset in [from, limit) where an intact
 // frame starts, or -1.
 func findFrame(r io.ReaderAt, from, limit int64) int64 {
-	const window = 1 << 20
+	window := min(1<<20, max(limit-from, 1))
 	win := make([]byte, window+frameLen)
 	var buf []byte
 	for base := from; base+frameLen < limit; base += window {
@@ -301,7 +301,7 @@ func findFrame(r io.ReaderAt, from, limit int64) int64 {
 		if err != nil && err != io.EOF {
 			return -1
 		}
-		for i := 0; i < min(n, window) && i+frameLen <= n; i++ {
+		for i := 0; i < min(n, int(window)) && i+frameLen <= n; i++ {
 			p := base + int64(i)
 			ln := int64(binary.LittleEndian.Uint32(win[i:]))
 			if ln == 0 || ln > limit-p-frameLen {
