@@ -52,6 +52,7 @@ func commands() []command {
 		{"ingest", "ingest [--store LOC] [--tenant T] [--source S] PATH...", "load files into a knowledge base", runIngest},
 		{"eval", "eval retrieval|router ...", "evaluate retrieval or the router on a data set", runEval},
 		{"bench", "bench cost [--json]", "measure latency and tokens per route class", runBench},
+		{"repair", "repair --store embedded:DIR [--json] [--dry-run]", "salvage a damaged embedded store (exit 1 if anything was lost)", runRepair},
 	}
 }
 

@@ -38,8 +38,9 @@ type LostRange struct {
 // RepairReport says what Repair found, kept and lost.
 type RepairReport struct {
 	Dir string `json:"dir"`
-	// Problems lists what was wrong, in plain words; empty for a healthy
-	// store.
+	// Problems lists what was wrong besides the lost ranges (a missing
+	// or damaged manifest or header, files that disagree), in plain
+	// words. A store with no Problems and nothing Lost is healthy.
 	Problems []string `json:"problems"`
 	// SnapshotChunks is the number of chunks read intact from the
 	// snapshot; RecordsKept the number of log records replayed after it.
@@ -71,6 +72,9 @@ type RepairReport struct {
 func (r *RepairReport) Clean() bool {
 	return len(r.Lost) == 0 && r.LostRecords == 0 && r.LostChunks == 0
 }
+
+// healthy reports whether nothing at all was wrong.
+func (r *RepairReport) healthy() bool { return r.Clean() && len(r.Problems) == 0 }
 
 func (r *RepairReport) lose(l LostRange) {
 	r.Lost = append(r.Lost, l)
@@ -114,7 +118,7 @@ func Repair(ctx context.Context, dir string, o RepairOptions) (RepairReport, err
 		return rep, fmt.Errorf("memstore: repair %s: %w", dir, err)
 	}
 	rep.Chunks = sv.s.nLive
-	if len(rep.Problems) == 0 || o.DryRun {
+	if rep.healthy() || o.DryRun {
 		return rep, nil
 	}
 	if err := d.rewrite(ctx, sv, &rep); err != nil {
@@ -175,7 +179,7 @@ func salvage(ctx context.Context, dir string, rep *RepairReport) (*salvaged, err
 		if !hasManifest {
 			return nil, ErrNoStore
 		}
-		problem("%s and %s are missing: the store's content is lost", walName, snapName)
+		rep.lose(LostRange{File: walName, Offset: -1, Reason: "missing, and so is " + snapName + ": the store's content is lost"})
 		return sv, nil
 	}
 	legacy := false // a format-1 store has no manifest
@@ -224,8 +228,7 @@ func salvage(ctx context.Context, dir string, rep *RepairReport) (*salvaged, err
 			if errors.As(err, &sd) {
 				// Format 1 has no per-chunk checksums: nothing in it
 				// can be trusted once the whole fails.
-				problem("%s: %s at offset %d (format 1: the whole snapshot is unusable)", snapName, sd.reason, sd.off)
-				rep.lose(LostRange{File: snapName, Offset: 0, Bytes: size, Reason: sd.reason})
+				rep.lose(LostRange{File: snapName, Offset: 0, Bytes: size, Reason: fmt.Sprintf("%s at offset %d (format 1 has no per-chunk checksums: the whole snapshot is unusable)", sd.reason, sd.off)})
 				rep.LostChunks += sh.count
 			} else if err != nil {
 				return nil, err
@@ -245,7 +248,6 @@ func salvage(ctx context.Context, dir string, rep *RepairReport) (*salvaged, err
 				return nil, err
 			}
 			for _, l := range lost {
-				problem("%s: %s at offset %d (%d bytes)", snapName, l.reason, l.off, l.n)
 				rep.lose(LostRange{File: snapName, Offset: l.off, Bytes: l.n, Reason: l.reason})
 			}
 			if snapOK && found < sh.count {
@@ -259,8 +261,7 @@ func salvage(ctx context.Context, dir string, rep *RepairReport) (*salvaged, err
 
 	// The log.
 	if logF == nil {
-		problem("%s is missing: records written after the last compaction are lost", walName)
-		l := LostRange{File: walName, Offset: -1, Reason: "missing"}
+		l := LostRange{File: walName, Offset: -1, Reason: "missing: the records written since the last compaction are lost"}
 		if note, ok := readCleanNote(dir); ok && snapOK && note.gen == sh.gen && note.seq > snapSeq {
 			l.FirstRecord, l.LastRecord = snapSeq+1, note.seq
 		}
@@ -285,9 +286,10 @@ func salvage(ctx context.Context, dir string, rep *RepairReport) (*salvaged, err
 		sv.gen = max(sv.gen, lh.gen)
 		switch {
 		case snapF == nil && lh.gen > 0:
-			problem("%s is missing: the log continues a snapshot of generation %d", snapName, lh.gen)
 			if lh.base > 0 {
-				rep.lose(LostRange{File: snapName, Offset: -1, Reason: "missing", FirstRecord: 1, LastRecord: lh.base})
+				rep.lose(LostRange{File: snapName, Offset: -1, Reason: fmt.Sprintf("missing: the log continues a snapshot of generation %d", lh.gen), FirstRecord: 1, LastRecord: lh.base})
+			} else {
+				problem("%s is missing: the log continues a snapshot of generation %d", snapName, lh.gen)
 			}
 		case snapOK && lh.gen < sh.gen:
 			// A stale log: the snapshot holds all of it.
@@ -337,7 +339,6 @@ func salvage(ctx context.Context, dir string, rep *RepairReport) (*salvaged, err
 				derr = s.applyOp(op)
 			}
 			if derr != nil {
-				problem("%s: record %d at offset %d: %v", walName, rseq, off, derr)
 				rep.lose(LostRange{File: walName, Offset: off, Bytes: next - off, Reason: derr.Error(), FirstRecord: rseq, LastRecord: rseq})
 			} else {
 				if rseq > cur+1 {
@@ -353,8 +354,7 @@ func salvage(ctx context.Context, dir string, rep *RepairReport) (*salvaged, err
 		at, atSeq := findRecord(logF, version, off+1, size, after, lerr == nil)
 		if at < 0 {
 			if hasNote && uint64(off) < note.size {
-				problem("%s: %s at offset %d, where acknowledged records go on to %d", walName, bad.reason, off, note.seq)
-				rep.lose(LostRange{File: walName, Offset: off, Bytes: size - off, Reason: bad.reason, FirstRecord: cur + 1, LastRecord: note.seq})
+				rep.lose(LostRange{File: walName, Offset: off, Bytes: size - off, Reason: bad.reason + ", where acknowledged records went on", FirstRecord: cur + 1, LastRecord: note.seq})
 			} else {
 				rep.TornTail = size - off
 			}
@@ -370,15 +370,13 @@ func salvage(ctx context.Context, dir string, rep *RepairReport) (*salvaged, err
 			l.FirstRecord, l.LastRecord = cur+1, atSeq-1
 			cur = atSeq - 1 // counted here, not again as a gap
 		}
-		problem("%s: %d bytes damaged at offset %d (%s)", walName, at-off, off, bad.reason)
 		rep.lose(l)
 		off = at
 	}
 	if hasNote && cur < note.seq && (len(rep.Lost) == 0 || rep.Lost[len(rep.Lost)-1].LastRecord < note.seq) {
-		problem("%s: ends at record %d, but records up to %d were acknowledged", walName, cur, note.seq)
-		rep.lose(LostRange{File: walName, Offset: size, Reason: "cut short", FirstRecord: cur + 1, LastRecord: note.seq})
+		rep.lose(LostRange{File: walName, Offset: size, Reason: "cut short: acknowledged records are missing", FirstRecord: cur + 1, LastRecord: note.seq})
 	}
-	if version == formatV1 && len(rep.Problems) == 0 {
+	if version == formatV1 && rep.healthy() {
 		// A healthy format-1 store: a writable Open upgrades it.
 		return sv, nil
 	}
