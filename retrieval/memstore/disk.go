@@ -34,8 +34,9 @@ type disk struct {
 	version uint32   // format of the log
 	logInfo os.FileInfo
 
-	needLog bool  // compaction replaced the snapshot but not the log yet
-	broken  error // a failed write left the log in an unknown state
+	needLog   bool  // compaction replaced the snapshot but not the log yet
+	noteSized bool  // LOCK has the length of a mark
+	broken    error // a failed write left the log in an unknown state
 }
 
 // openWriter locks dir, loads its store into s (creating an empty store
@@ -349,10 +350,11 @@ func (d *disk) writeNote(sync bool) error {
 	if _, err := d.lock.WriteAt(note, 0); err != nil {
 		return err
 	}
-	if st, err := d.lock.Stat(); err != nil || st.Size() != int64(len(note)) {
+	if !d.noteSized {
 		if err := d.lock.Truncate(int64(len(note))); err != nil {
 			return err
 		}
+		d.noteSized = true
 	}
 	if !sync {
 		return nil

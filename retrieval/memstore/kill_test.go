@@ -228,7 +228,7 @@ func TestKillReplace(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	r := rand.New(rand.NewPCG(seed, 2))
 	acked := map[string]int{} // document -> last acknowledged version
-	next, total := 0, 0
+	next, total, reads := 0, 0, 0
 	rounds := killRounds(t)
 	for round := range rounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -259,6 +259,26 @@ func TestKillReplace(t *testing.T) {
 			acked[killDocs[v%len(killDocs)]] = v
 			last = v
 			total++
+			if total%8 == 0 {
+				// A reader in this process while the child writes and
+				// compacts: whole documents only, and at least what was
+				// acknowledged before it opened.
+				ro, err := Open(context.Background(), Options{Dir: dir, ReadOnly: true})
+				if err != nil {
+					t.Fatalf("round %d: read-only open beside the writer: %v", round, err)
+				}
+				got, err := docVersions(ro)
+				ro.Close()
+				if err != nil {
+					t.Fatalf("round %d: reader beside the writer: %v", round, err)
+				}
+				for doc, want := range acked {
+					if got[doc] < want {
+						t.Fatalf("round %d: reader sees %s at version %d, %d was acknowledged", round, doc, got[doc], want)
+					}
+				}
+				reads++
+			}
 			if target--; target == 0 && !killed {
 				time.AfterFunc(time.Duration(r.IntN(3000))*time.Microsecond, func() { cmd.Process.Signal(syscall.SIGKILL) })
 				killed = true
@@ -297,9 +317,14 @@ func TestKillReplace(t *testing.T) {
 					round, seed, doc, v, present, want, ok, pending)
 			}
 		}
+		// A write in flight at the kill that did land is now the
+		// document's version.
+		if doc := killDocs[pending%len(killDocs)]; got[doc] == pending {
+			acked[doc] = pending
+		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("%d kills survived, %d replacements acknowledged", rounds, total)
+	t.Logf("%d kills survived, %d replacements acknowledged, %d read-only opens beside the writer", rounds, total, reads)
 }
