@@ -210,6 +210,9 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (_ *loade
 	case dmg != nil && dmg.next >= 0:
 		return nil, corruptf(dir, walName, dmg.off, "%s, and intact records follow from offset %d (record %d on): %d bytes are damaged",
 			dmg.reason, dmg.next, dmg.nextSeq, dmg.next-dmg.off)
+	case dmg != nil && !dmg.torn:
+		return nil, corruptf(dir, walName, dmg.off, "%s, with more data after it (%d bytes to the end): a crash cuts only the last write short, so this record was written whole and damaged later",
+			dmg.reason, l.size-dmg.off)
 	case hasNote && uint64(end) < note.size:
 		what := "it ends there"
 		if dmg != nil {

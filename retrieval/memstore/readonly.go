@@ -157,7 +157,7 @@ func (s *Store) refreshTail(ctx context.Context) (done bool, err error) {
 		if err != nil {
 			return false, corruptf(d.dir, walName, end, "record %d: %v", last+1, err)
 		}
-		if dmg == nil || dmg.next < 0 || attempt >= readAttempts {
+		if dmg == nil || dmg.torn || attempt >= readAttempts {
 			break
 		}
 		time.Sleep(time.Duration(attempt) * readPause)
@@ -179,8 +179,8 @@ func (s *Store) refreshTail(ctx context.Context) (done bool, err error) {
 		return true, err
 	}
 	d.walSize, d.seq, d.logInfo = end, last, st
-	if dmg != nil && dmg.next >= 0 {
-		return true, corruptf(d.dir, walName, dmg.off, "%s, and intact records follow from offset %d (record %d on)", dmg.reason, dmg.next, dmg.nextSeq)
+	if dmg != nil && !dmg.torn {
+		return true, corruptf(d.dir, walName, dmg.off, "%s, with more data after it that a crash cannot leave", dmg.reason)
 	}
 	return true, nil
 }

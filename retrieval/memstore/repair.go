@@ -353,10 +353,13 @@ func salvage(ctx context.Context, dir string, rep *RepairReport) (*salvaged, err
 		after := cur
 		at, atSeq := findRecord(logF, version, off+1, size, after, lerr == nil)
 		if at < 0 {
-			if hasNote && uint64(off) < note.size {
+			switch {
+			case hasNote && uint64(off) < note.size:
 				rep.lose(LostRange{File: walName, Offset: off, Bytes: size - off, Reason: bad.reason + ", where acknowledged records went on", FirstRecord: cur + 1, LastRecord: note.seq})
-			} else {
+			case lerr == nil && tornAt(logF, version, off, size):
 				rep.TornTail = size - off
+			default:
+				rep.lose(LostRange{File: walName, Offset: off, Bytes: size - off, Reason: bad.reason + ", with more data after it than a crash leaves"})
 			}
 			off = size
 			break

@@ -18,6 +18,9 @@ type damage struct {
 	reason  string // what is wrong there
 	next    int64  // offset of the next intact record after it, -1 if none
 	nextSeq uint64 // that record's sequence number
+	// torn reports that the damage has the shape a crash during the last
+	// write leaves (see tornAt), and nothing intact follows it.
+	torn bool
 }
 
 // scanLog walks the records of a log of the given version from off (just
@@ -47,6 +50,7 @@ func scanLog(ctx context.Context, r io.ReaderAt, version uint32, off, size int64
 		if errors.As(err, &bad) {
 			d := &damage{off: off, reason: bad.reason, next: -1}
 			d.next, d.nextSeq = findRecord(r, version, off+1, size, seq, true)
+			d.torn = d.next < 0 && tornAt(r, version, off, size)
 			return off, seq, d, nil
 		}
 		if err != nil {
@@ -69,6 +73,40 @@ func scanLog(ctx context.Context, r io.ReaderAt, version uint32, off, size int64
 		}
 		off, seq = next, rseq
 	}
+}
+
+// tornAt reports whether the bad bytes from off to the end of a log can
+// be what a crash during the last write leaves. Records are written one at
+// a time, each after the previous one was flushed, so a crash can only
+// leave the file ending inside the last record as its header declares it
+// (the write was cut short), or, after a power loss, a tail of zeros (space
+// the file system allotted but never wrote). A bad record with more data
+// after its declared end was written whole and damaged later.
+func tornAt(r io.ReaderAt, version uint32, off, size int64) bool {
+	hl := recordHeaderLen(version)
+	if size-off < hl {
+		return true
+	}
+	var h [4]byte
+	if _, err := r.ReadAt(h[:], off); err != nil {
+		return false
+	}
+	if n := int64(binary.LittleEndian.Uint32(h[:])); n > 0 && n <= maxRecord && off+hl+n >= size {
+		return true
+	}
+	buf := make([]byte, min(size-off, 1<<16))
+	for p := off; p < size; p += int64(len(buf)) {
+		b := buf[:min(int64(len(buf)), size-p)]
+		if _, err := r.ReadAt(b, p); err != nil && err != io.EOF {
+			return false
+		}
+		for _, c := range b {
+			if c != 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // findRecord looks for the first offset at or after from where an intact
