@@ -112,7 +112,9 @@ type Options struct {
 	NoSync bool
 	// ReadOnly opens an existing store for searching only: Dir must
 	// already hold a store (ErrNoStore otherwise), and writes fail with
-	// ErrReadOnly.
+	// ErrReadOnly. It takes no lock and changes no file, so it works
+	// while another Store or process writes to Dir; Refresh picks up
+	// what that writer commits later.
 	ReadOnly bool
 }
 

@@ -146,16 +146,16 @@ func (s *Store) refreshTail(ctx context.Context) (done bool, err error) {
 	var last uint64
 	for attempt := 1; ; attempt++ {
 		ops = ops[:0]
-		end, last, dmg, err = scanLog(ctx, f, hdr.version, start, st.Size(), seq, func(_ uint64, payload []byte, _ int64) error {
+		end, last, dmg, err = scanLog(ctx, f, hdr.version, start, st.Size(), seq, func(seq uint64, payload []byte, end int64) error {
 			op, err := decodeOp(payload)
 			if err != nil {
-				return err
+				return corruptf(d.dir, walName, end-int64(len(payload))-recordHeaderLen(hdr.version), "record %d: %v", seq, err)
 			}
 			ops = append(ops, op)
 			return nil
 		})
 		if err != nil {
-			return false, corruptf(d.dir, walName, end, "record %d: %v", last+1, err)
+			return false, err
 		}
 		if dmg == nil || dmg.torn || attempt >= readAttempts {
 			break
