@@ -181,6 +181,11 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (_ *loade
 		l.gen, l.base = sh.gen, sh.seq
 	}
 	if l.stale {
+		if hasNote && note.gen == sh.gen && note.seq > sh.seq {
+			// The mark is written only once the new log is in place:
+			// this log is not the one that compaction left.
+			return nil, corruptf(dir, walName, 0, "log of generation %d found, but the log of generation %d held records up to %d: it was replaced by an older one", l.hdr.gen, note.gen, note.seq)
+		}
 		l.end, l.seq = l.size, l.base
 		return l, nil
 	}

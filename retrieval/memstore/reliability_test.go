@@ -251,6 +251,10 @@ func TestFilesDisagree(t *testing.T) {
 			b, _ := os.ReadFile(filepath.Join(oldSnapDir, snapName))
 			os.WriteFile(filepath.Join(d, snapName), b, 0o644)
 		}},
+		{"older log restored", withSnap, func(d string) {
+			b, _ := os.ReadFile(filepath.Join(oldSnapDir, walName))
+			os.WriteFile(filepath.Join(d, walName), b, 0o644)
+		}},
 		{"log of a newer generation", oldSnapDir, func(d string) {
 			b, _ := os.ReadFile(filepath.Join(withSnap, walName))
 			os.WriteFile(filepath.Join(d, walName), b, 0o644)

@@ -292,7 +292,11 @@ func salvage(ctx context.Context, dir string, rep *RepairReport) (*salvaged, err
 				problem("%s is missing: the log continues a snapshot of generation %d", snapName, lh.gen)
 			}
 		case snapOK && lh.gen < sh.gen:
-			// A stale log: the snapshot holds all of it.
+			// A stale log: the snapshot holds all of it. But if the mark
+			// says the snapshot's own log held more, that log is gone.
+			if note, ok := readCleanNote(dir); ok && note.gen == sh.gen && note.seq > snapSeq {
+				rep.lose(LostRange{File: walName, Offset: -1, Reason: fmt.Sprintf("the log of generation %d was replaced by an older one", sh.gen), FirstRecord: snapSeq + 1, LastRecord: note.seq})
+			}
 			sv.seq = snapSeq
 			return sv, nil
 		case snapOK && lh.gen > sh.gen:

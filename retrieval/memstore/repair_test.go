@@ -188,6 +188,16 @@ func TestRepairCases(t *testing.T) {
 		{name: "log deleted", gone: []string{"l0", "l1", "l2", "l3", "l4", "l5", "l6", "l7", "l8", "l9"}, damage: func(t *testing.T, dir string, _ []int64) {
 			os.Remove(filepath.Join(dir, walName))
 		}},
+		{name: "older log put back", gone: []string{"l0", "l1", "l2", "l3", "l4", "l5", "l6", "l7", "l8", "l9"}, damage: func(t *testing.T, dir string, _ []int64) {
+			// The log as it was before the compaction: generation 0.
+			b := encodeLogHeader(0, 0)
+			b = appendFrame(b, 1, encodeUpsert(testChunks("s0", 8)))
+			os.WriteFile(filepath.Join(dir, walName), b, 0o644)
+		}, check: func(t *testing.T, rep RepairReport) {
+			if rep.LostRecords != 10 {
+				t.Errorf("%+v", rep)
+			}
+		}},
 		{name: "log header damaged", clean: true, damage: func(t *testing.T, dir string, _ []int64) {
 			mutate(t, dir, walName, func(b []byte) []byte { b[14] ^= 0xff; return b })
 		}, check: func(t *testing.T, rep RepairReport) {
