@@ -151,7 +151,8 @@ func TestOpenQdrant(t *testing.T) {
 		t.Fatalf("open for reading: %v", err)
 	}
 	defer r.Close()
-	if _, _, err := r.List(ctx, retrieval.Scope{}); !errors.Is(err, errors.ErrUnsupported) {
-		t.Errorf("List on Qdrant: err = %v, want errors.ErrUnsupported", err)
+	// Qdrant lists its documents too (by scrolling the payloads).
+	if docs, _, err := r.List(ctx, retrieval.Scope{}); err != nil || len(docs) != 0 {
+		t.Errorf("List on an empty Qdrant collection: %d documents, err = %v", len(docs), err)
 	}
 }

@@ -55,6 +55,7 @@ func commands() []command {
 		{"bench", "bench cost [--json]", "measure latency and tokens per route class", runBench},
 		{"serve", serveUsage, "serve the HTTP API, metrics and a web page that shows each run", runServe},
 		{"mcp", "mcp [--store LOC] [--classifier offline|llm|cascade] [--tenant T] [--actor A] [--max-k N] [-v]", "serve the knowledge base to an MCP client (agent) over stdio", runMCP},
+		{"repair", "repair --store embedded:DIR [--json] [--dry-run]", "salvage a damaged embedded store (exit 1 if anything was lost)", runRepair},
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"math"
 	"slices"
@@ -25,8 +24,6 @@ const (
 	maxVector = 1 << 16
 	maxMeta   = 1 << 16
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // errShort reports a record that ends before its declared content.
 var errShort = errors.New("truncated record")
@@ -82,6 +79,16 @@ func (d *reader) fail(err error) {
 	}
 }
 
+// short fails the decode when the source is in memory and holds fewer
+// than n bytes, before a corrupt length turns into a large allocation.
+func (d *reader) short(n uint64) bool {
+	if l, ok := d.r.(interface{ Len() int }); ok && n > uint64(l.Len()) {
+		d.fail(errShort)
+		return true
+	}
+	return false
+}
+
 func (d *reader) uvarint() uint64 {
 	if d.err != nil {
 		return 0
@@ -114,6 +121,9 @@ func (d *reader) str() string {
 		return ""
 	}
 	if n == 0 {
+		return ""
+	}
+	if d.short(n) {
 		return ""
 	}
 	b := make([]byte, n)
@@ -150,7 +160,7 @@ func (d *reader) chunk() retrieval.Chunk {
 	if n > maxVector {
 		d.fail(fmt.Errorf("vector of %d dimensions exceeds the limit", n))
 	}
-	if d.err == nil && n > 0 {
+	if d.err == nil && n > 0 && !d.short(4*n) {
 		// One read for the whole vector: per-float reads dominated loading.
 		raw := make([]byte, 4*n)
 		if _, err := io.ReadFull(d.r, raw); err != nil {
@@ -163,4 +173,111 @@ func (d *reader) chunk() retrieval.Chunk {
 		}
 	}
 	return c
+}
+
+// logOp is a decoded log record.
+type logOp struct {
+	op            byte // opUpsert, opDelete, opReplace
+	tenant, docID string
+	chunks        []retrieval.Chunk
+}
+
+// encodeUpsert encodes an Upsert: opUpsert, a uvarint count, the chunks.
+func encodeUpsert(chunks []retrieval.Chunk) []byte {
+	b := []byte{opUpsert}
+	b = binary.AppendUvarint(b, uint64(len(chunks)))
+	for i := range chunks {
+		b = appendChunk(b, &chunks[i])
+	}
+	return b
+}
+
+// encodeDelete encodes a DeleteDocument: opDelete, the tenant, the
+// document id.
+func encodeDelete(tenant, docID string) []byte {
+	return appendString(appendString([]byte{opDelete}, tenant), docID)
+}
+
+// encodeReplace encodes a ReplaceDocument as one record: opReplace, the
+// tenant, the document id, a uvarint count and the new chunks. Replaying
+// it deletes the document and inserts the chunks in one step.
+func encodeReplace(tenant, docID string, chunks []retrieval.Chunk) []byte {
+	b := appendString(appendString([]byte{opReplace}, tenant), docID)
+	b = binary.AppendUvarint(b, uint64(len(chunks)))
+	for i := range chunks {
+		b = appendChunk(b, &chunks[i])
+	}
+	return b
+}
+
+// decodeOp parses a log payload. It never panics on bad input.
+func decodeOp(payload []byte) (logOp, error) {
+	if len(payload) == 0 {
+		return logOp{}, errShort
+	}
+	src := &byteSlice{payload[1:]}
+	r := newReader(src)
+	o := logOp{op: payload[0]}
+	chunks := func() {
+		n := r.uvarint()
+		if r.err == nil && n > uint64(len(payload)) { // every chunk takes bytes
+			r.fail(fmt.Errorf("%d chunks in a %d-byte record", n, len(payload)))
+		}
+		for i := uint64(0); i < n && r.err == nil; i++ {
+			o.chunks = append(o.chunks, r.chunk())
+		}
+	}
+	switch o.op {
+	case opUpsert:
+		chunks()
+	case opDelete:
+		o.tenant, o.docID = r.str(), r.str()
+	case opReplace:
+		o.tenant, o.docID = r.str(), r.str()
+		chunks()
+	default:
+		return logOp{}, fmt.Errorf("unknown operation %d", o.op)
+	}
+	if r.err != nil {
+		return logOp{}, r.err
+	}
+	if len(src.b) != 0 {
+		return logOp{}, fmt.Errorf("%d stray bytes after the record", len(src.b))
+	}
+	return o, nil
+}
+
+// encode re-encodes o (tests check that decoding round-trips).
+func (o logOp) encode() []byte {
+	switch o.op {
+	case opUpsert:
+		return encodeUpsert(o.chunks)
+	case opDelete:
+		return encodeDelete(o.tenant, o.docID)
+	}
+	return encodeReplace(o.tenant, o.docID, o.chunks)
+}
+
+// byteSlice reads a payload held in memory.
+type byteSlice struct{ b []byte }
+
+func (r *byteSlice) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+// Len returns the number of bytes left.
+func (r *byteSlice) Len() int { return len(r.b) }
+
+func (r *byteSlice) ReadByte() (byte, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c, nil
 }

@@ -22,19 +22,41 @@ import (
 // to a store in a loop, printing "done N" after each Upsert returns. The
 // parent SIGKILLs it at a random moment, reopens the directory and checks
 // that every batch reported done is there, whole.
+//
+// The number of kills per test is ADAPTRAG_KILLS (default 6), e.g.
+//
+//	ADAPTRAG_KILLS=500 go test -run 'TestKill' ./retrieval/memstore/
 const (
 	killDirEnv   = "MEMSTORE_KILL_DIR"
 	killStartEnv = "MEMSTORE_KILL_START"
+	killModeEnv  = "MEMSTORE_KILL_MODE"
+	killsEnv     = "ADAPTRAG_KILLS"
 	killBatch    = 16 // chunks per batch
 )
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(killDirEnv); dir != "" {
 		start, _ := strconv.Atoi(os.Getenv(killStartEnv))
-		killChild(dir, start)
+		if os.Getenv(killModeEnv) == "replace" {
+			replaceChild(dir, start)
+		} else {
+			killChild(dir, start)
+		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// killRounds is the number of kills a kill test makes.
+func killRounds(t *testing.T) int {
+	n := 6
+	if v := os.Getenv(killsEnv); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			t.Fatalf("%s=%q: want a positive number", killsEnv, v)
+		}
+	}
+	return n
 }
 
 func batchChunks(n int) []retrieval.Chunk {
@@ -78,7 +100,8 @@ func TestKill(t *testing.T) {
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	next, done := 0, map[int]bool{}
-	for round := range 6 {
+	rounds := killRounds(t)
+	for round := range rounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), killDirEnv+"="+dir, killStartEnv+"="+strconv.Itoa(next))
 		stdout, err := cmd.StdoutPipe()
@@ -162,7 +185,146 @@ func TestKill(t *testing.T) {
 		}
 		t.Logf("round %d: %d batches reported done so far, %d stored", round, len(done), len(counts))
 	}
-	if len(done) < 6 {
+	if len(done) < rounds {
 		t.Errorf("only %d batches completed in all rounds", len(done))
 	}
+}
+
+// killDocs are the documents the replace child rewrites in turn.
+var killDocs = []string{"k0", "k1", "k2", "k3", "k4", "k5"}
+
+// replaceChild replaces document killDocs[v%len] by version v of it
+// (docChunks: 1 to 5 chunks), for v = start, start+1, ... until it is
+// killed, printing "done V" after each ReplaceDocument returns.
+func replaceChild(dir string, start int) {
+	s, err := Open(context.Background(), Options{Dir: dir, CompactBytes: 32 << 10})
+	if err != nil {
+		fmt.Println("error", err)
+		return
+	}
+	out := bufio.NewWriter(os.Stdout)
+	for v := start; ; v++ {
+		doc := killDocs[v%len(killDocs)]
+		if err := s.ReplaceDocument(context.Background(), retrieval.Scope{Tenant: "t"}, doc, docChunks(doc, v)); err != nil {
+			fmt.Fprintln(out, "error", err)
+			out.Flush()
+			return
+		}
+		fmt.Fprintln(out, "done", v)
+		out.Flush()
+	}
+}
+
+// TestKillReplace SIGKILLs a process that replaces multi-chunk documents
+// in a loop, at random moments (compactions included), and checks after
+// each kill that the store opens, read-only and for writing, that every
+// document holds exactly one whole version, and that it is the last
+// acknowledged one or the one being written when the kill came.
+func TestKillReplace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kill test skipped in -short mode")
+	}
+	dir := t.TempDir()
+	seed := uint64(time.Now().UnixNano())
+	r := rand.New(rand.NewPCG(seed, 2))
+	acked := map[string]int{} // document -> last acknowledged version
+	next, total, reads := 0, 0, 0
+	rounds := killRounds(t)
+	for round := range rounds {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), killDirEnv+"="+dir, killStartEnv+"="+strconv.Itoa(next), killModeEnv+"=replace")
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(stdout)
+		// Kill after a random number of acknowledged replacements and a
+		// random delay, so that kills land anywhere in a write.
+		target := 1 + r.IntN(60)
+		last := next - 1
+		killed := false
+		for sc.Scan() {
+			l := sc.Text()
+			if strings.HasPrefix(l, "error") {
+				cmd.Process.Kill()
+				t.Fatalf("round %d: child: %s", round, l)
+			}
+			v, err := strconv.Atoi(strings.TrimPrefix(l, "done "))
+			if err != nil {
+				continue
+			}
+			acked[killDocs[v%len(killDocs)]] = v
+			last = v
+			total++
+			if total%8 == 0 {
+				// A reader in this process while the child writes and
+				// compacts: whole documents only, and at least what was
+				// acknowledged before it opened.
+				ro, err := Open(context.Background(), Options{Dir: dir, ReadOnly: true})
+				if err != nil {
+					t.Fatalf("round %d: read-only open beside the writer: %v", round, err)
+				}
+				got, err := docVersions(ro)
+				ro.Close()
+				if err != nil {
+					t.Fatalf("round %d: reader beside the writer: %v", round, err)
+				}
+				for doc, want := range acked {
+					if got[doc] < want {
+						t.Fatalf("round %d: reader sees %s at version %d, %d was acknowledged", round, doc, got[doc], want)
+					}
+				}
+				reads++
+			}
+			if target--; target == 0 && !killed {
+				time.AfterFunc(time.Duration(r.IntN(3000))*time.Microsecond, func() { cmd.Process.Signal(syscall.SIGKILL) })
+				killed = true
+			}
+		}
+		cmd.Wait()
+		pending := last + 1 // the replacement in flight at the kill, if any
+		next = pending + 1
+
+		ro, err := Open(context.Background(), Options{Dir: dir, ReadOnly: true})
+		if err != nil {
+			t.Fatalf("round %d (seed %d): read-only open after the kill: %v", round, seed, err)
+		}
+		s, err := Open(context.Background(), Options{Dir: dir})
+		if err != nil {
+			t.Fatalf("round %d (seed %d): open after the kill: %v", round, seed, err)
+		}
+		if dump(ro) != dump(s) {
+			t.Errorf("round %d: the read-only and the writable open differ", round)
+		}
+		ro.Close()
+		got, err := docVersions(s)
+		if err != nil {
+			t.Fatalf("round %d (seed %d): %v", round, seed, err)
+		}
+		for _, doc := range killDocs {
+			want, ok := acked[doc]
+			v, present := got[doc]
+			isPending := killDocs[pending%len(killDocs)] == doc
+			switch {
+			case present && v == want && ok:
+			case present && isPending && v == pending:
+			case !present && !ok:
+			default:
+				t.Errorf("round %d (seed %d): document %s at version %d (present %v), last acknowledged %d (%v), pending %d",
+					round, seed, doc, v, present, want, ok, pending)
+			}
+		}
+		// A write in flight at the kill that did land is now the
+		// document's version.
+		if doc := killDocs[pending%len(killDocs)]; got[doc] == pending {
+			acked[doc] = pending
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d kills survived, %d replacements acknowledged, %d read-only opens beside the writer", rounds, total, reads)
 }

@@ -5,17 +5,42 @@
 //
 // # Persistence
 //
-// With Options.Dir set, every Upsert and DeleteDocument is appended to a
-// write-ahead log as one record (length, CRC-32C, payload) and fsynced
-// before it is applied in memory, so a write that returned nil survives a
-// crash and a write is never half applied. When the log outgrows
+// With Options.Dir set, every Upsert, DeleteDocument and ReplaceDocument
+// is appended to a write-ahead log as one record (length, checksum,
+// sequence number, payload) and fsynced before it is applied in memory and
+// before the call returns. A write that returned nil survives a crash of
+// the process or the machine, and a write is never half applied: a
+// ReplaceDocument is one record, so after a crash the store holds the old
+// version of the document or the new one. When the log outgrows
 // Options.CompactBytes, the state is written to a snapshot (temp file,
-// fsync, rename, fsync of the directory) and the log starts over. Open
-// loads the snapshot and replays the log, stopping at the first torn or
-// corrupt record, which is what a crash mid-write leaves, and cutting it
-// off. A snapshot that fails its checksum is an error matching
-// retrieval.ErrCorrupt: it is never silently dropped. A lock file keeps a
-// second process (or a second Store) from opening the same directory.
+// fsync, rename, fsync of the directory) and a new log starts.
+//
+// Open loads the snapshot and replays the log. The one kind of damage it
+// repairs by itself is a torn tail: a last record cut short or damaged,
+// with nothing intact after it, which is what a crash during a write
+// leaves (that write never returned). Anything else (damage followed by
+// intact records, a snapshot that fails a checksum, a missing file the
+// others say must exist, a log that lost acknowledged records) makes Open
+// fail with a *CorruptError matching retrieval.ErrCorrupt, naming the file
+// and the offset, and changing nothing. Repair then salvages every intact
+// record and keeps the damaged files aside.
+//
+// A MANIFEST written when the store is created tells a store whose files
+// were deleted from one never created. LOCK is held with flock by the one
+// writer (a second writer gets ErrLocked), which keeps in it a high-water
+// mark of the acknowledged records, so that an open can tell an
+// acknowledged record that was damaged or cut off from a torn write.
+//
+// # Readers
+//
+// Options.ReadOnly opens an existing store (ErrNoStore otherwise) for
+// searching only. It takes no lock and never writes, so any number of
+// readers, in this process or others, can open a directory while a writer
+// works in it. A reader sees the records committed when it loaded, never
+// part of a record; Refresh brings it up to date with the writer.
+//
+// The file formats are described in format.go; docs/reliability.md gives
+// the promise, what each kind of damage does, and how it was tested.
 //
 // # Scope
 //
@@ -38,8 +63,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -89,7 +112,9 @@ type Options struct {
 	NoSync bool
 	// ReadOnly opens an existing store for searching only: Dir must
 	// already hold a store (ErrNoStore otherwise), and writes fail with
-	// ErrReadOnly.
+	// ErrReadOnly. It takes no lock and changes no file, so it works
+	// while another Store or process writes to Dir; Refresh picks up
+	// what that writer commits later.
 	ReadOnly bool
 }
 
@@ -126,6 +151,8 @@ type Store struct {
 	nLive    int
 	disk     *disk      // nil when in memory
 	compMu   sync.Mutex // one compaction at a time
+	// refreshMu serialises Refresh calls of a read-only Store.
+	refreshMu sync.Mutex
 }
 
 var (
@@ -134,6 +161,13 @@ var (
 )
 
 // Open opens the store described by o, loading and replaying Dir when set.
+//
+// A writable open takes Dir for itself (ErrLocked if another Store has
+// it), creates the store when Dir holds none, and cuts off a torn last
+// record left by a crash. A read-only open takes no lock and changes no
+// file. Damaged or inconsistent files make Open fail with a
+// *CorruptError (matching retrieval.ErrCorrupt) that names the file and
+// the offset; nothing is repaired silently (see Repair).
 func Open(ctx context.Context, o Options) (*Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("memstore: open: %w", err)
@@ -144,32 +178,46 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.CompactBytes == 0 {
 		o.CompactBytes = DefaultCompactBytes
 	}
-	s := &Store{
+	if o.Dir == "" {
+		s := newStore(o)
+		if o.Dim > 0 {
+			s.setDim(o.Dim)
+		}
+		return s, nil
+	}
+	var (
+		s   *Store
+		err error
+	)
+	if o.ReadOnly {
+		s, err = loadReader(ctx, o)
+	} else {
+		s = newStore(o)
+		s.disk, err = openWriter(ctx, o.Dir, s, !o.NoSync)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("memstore: open %s: %w", o.Dir, err)
+	}
+	// The dimension comes from the stored data; Options.Dim must agree.
+	if o.Dim > 0 {
+		if s.dim == 0 {
+			s.setDim(o.Dim)
+		} else if s.dim != o.Dim {
+			s.disk.closeFiles()
+			return nil, fmt.Errorf("memstore: open %s: %w: the store holds %d-dimensional vectors, options say %d", o.Dir, retrieval.ErrDimension, s.dim, o.Dim)
+		}
+	}
+	return s, nil
+}
+
+func newStore(o Options) *Store {
+	return &Store{
 		opts:    o,
 		lex:     bm25.New(o.BM25),
 		byKey:   make(map[key]uint32),
 		tenants: make(map[string]uint32),
 		byDoc:   make(map[docKey]map[uint32]struct{}),
 	}
-	if o.Dim > 0 {
-		s.setDim(o.Dim)
-	}
-	if o.Dir == "" {
-		return s, nil
-	}
-	if o.ReadOnly {
-		if _, err := os.Stat(filepath.Join(o.Dir, walName)); err != nil {
-			if _, serr := os.Stat(filepath.Join(o.Dir, snapName)); serr != nil {
-				return nil, fmt.Errorf("memstore: open %s: %w", o.Dir, ErrNoStore)
-			}
-		}
-	}
-	d, err := openDisk(ctx, o.Dir, s, !o.NoSync)
-	if err != nil {
-		return nil, fmt.Errorf("memstore: open %s: %w", o.Dir, err)
-	}
-	s.disk = d
-	return s, nil
 }
 
 func (s *Store) setDim(dim int) {
@@ -230,12 +278,39 @@ func (s *Store) Upsert(ctx context.Context, chunks []retrieval.Chunk) error {
 }
 
 func (s *Store) upsertLocked(ctx context.Context, chunks []retrieval.Chunk) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
+	if err := s.validate(chunks); err != nil {
+		return err
+	}
+	// Checked again under the lock: a cancelled write is not logged.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.disk != nil {
+		if err := s.disk.append(encodeUpsert(chunks)); err != nil {
+			return err
+		}
+	}
+	s.applyUpsert(chunks)
+	return nil
+}
+
+// writable reports why the store cannot be written, if it cannot.
+func (s *Store) writable() error {
 	if s.closed {
 		return ErrClosed
 	}
 	if s.opts.ReadOnly {
 		return ErrReadOnly
 	}
+	return nil
+}
+
+// validate checks a non-empty batch against the store's dimension before
+// anything is written.
+func (s *Store) validate(chunks []retrieval.Chunk) error {
 	dim := s.dim
 	if dim == 0 {
 		dim = len(chunks[0].Vector)
@@ -259,16 +334,56 @@ func (s *Store) upsertLocked(ctx context.Context, chunks []retrieval.Chunk) erro
 			return fmt.Errorf("%w: chunk %q has a zero or non-finite vector", retrieval.ErrInvalid, c.ID)
 		}
 	}
-	// Checked again under the lock: a cancelled write is not logged.
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if s.disk != nil {
-		if err := s.disk.append(encodeUpsert(chunks)); err != nil {
-			return err
+	return nil
+}
+
+// checkLoaded validates chunks read from disk against the store's dimension.
+func (s *Store) checkLoaded(chunks []retrieval.Chunk) error {
+	for i := range chunks {
+		c := &chunks[i]
+		want := s.dim
+		if want == 0 {
+			want = len(chunks[0].Vector)
+		}
+		if c.ID == "" || len(c.Vector) == 0 {
+			return errors.New("chunk without id or vector")
+		}
+		if len(c.Vector) != want {
+			return fmt.Errorf("%w: stored chunk %q has %d dimensions, want %d", retrieval.ErrDimension, c.ID, len(c.Vector), want)
+		}
+		var sq float32
+		for _, x := range c.Vector {
+			sq += x * x
+		}
+		if sq == 0 || sq != sq || sq > 1e38 {
+			return fmt.Errorf("stored chunk %q has a zero or non-finite vector", c.ID)
 		}
 	}
-	s.applyUpsert(chunks)
+	return nil
+}
+
+// applyOp applies a record read from the log.
+func (s *Store) applyOp(o logOp) error {
+	switch o.op {
+	case opDelete:
+		s.applyDelete(o.tenant, o.docID)
+		return nil
+	case opReplace:
+		for i := range o.chunks {
+			if c := &o.chunks[i]; c.DocID != o.docID || c.Tenant != o.tenant {
+				return fmt.Errorf("replacement of document %q of tenant %q holds chunk %q of document %q of tenant %q", o.docID, o.tenant, c.ID, c.DocID, c.Tenant)
+			}
+		}
+	}
+	if err := s.checkLoaded(o.chunks); err != nil {
+		return err
+	}
+	if o.op == opReplace {
+		s.applyDelete(o.tenant, o.docID)
+	}
+	if len(o.chunks) > 0 {
+		s.applyUpsert(o.chunks)
+	}
 	return nil
 }
 
@@ -377,9 +492,13 @@ func (s *Store) DeleteDocument(ctx context.Context, scope retrieval.Scope, docID
 	return s.maybeCompact(ctx)
 }
 
-// ReplaceDocument replaces every chunk of docID within scope by chunks,
-// under one write lock: concurrent searches see the old or the new version.
-// (Not yet crash-atomic: the delete and the upsert are two log records.)
+// ReplaceDocument replaces every chunk of docID within scope by chunks, as
+// one log record applied under one write lock: concurrent searches see the
+// old version or the new one, never a mix or nothing, and after a crash
+// the store holds one of the two. The batch is checked whole first: every
+// chunk must carry docID and the scope's tenant (retrieval.ErrInvalid
+// otherwise), and the checks of Upsert apply. With no chunks it deletes
+// the document.
 func (s *Store) ReplaceDocument(ctx context.Context, scope retrieval.Scope, docID string, chunks []retrieval.Chunk) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("memstore: replace: %w", err)
@@ -389,19 +508,42 @@ func (s *Store) ReplaceDocument(ctx context.Context, scope retrieval.Scope, docI
 	}
 	for i := range chunks {
 		if chunks[i].DocID != docID || chunks[i].Tenant != scope.Tenant {
-			return fmt.Errorf("memstore: replace: %w: chunk %d belongs to document %q of tenant %q", retrieval.ErrInvalid, i, chunks[i].DocID, chunks[i].Tenant)
+			return fmt.Errorf("memstore: replace: %w: chunk %d belongs to document %q of tenant %q, not %q of tenant %q",
+				retrieval.ErrInvalid, i, chunks[i].DocID, chunks[i].Tenant, docID, scope.Tenant)
 		}
 	}
 	s.mu.Lock()
-	err := s.deleteLocked(ctx, scope.Tenant, docID)
-	if err == nil && len(chunks) > 0 {
-		err = s.upsertLocked(ctx, chunks)
+	var err error
+	if len(chunks) == 0 {
+		err = s.deleteLocked(ctx, scope.Tenant, docID)
+	} else {
+		err = s.replaceLocked(ctx, scope.Tenant, docID, chunks)
 	}
 	s.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("memstore: replace: %w", err)
 	}
 	return s.maybeCompact(ctx)
+}
+
+func (s *Store) replaceLocked(ctx context.Context, tenant, docID string, chunks []retrieval.Chunk) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
+	if err := s.validate(chunks); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.disk != nil {
+		if err := s.disk.append(encodeReplace(tenant, docID, chunks)); err != nil {
+			return err
+		}
+	}
+	s.applyDelete(tenant, docID)
+	s.applyUpsert(chunks)
+	return nil
 }
 
 // Documents implements retrieval.Lister.
@@ -419,21 +561,16 @@ func (s *Store) Documents(ctx context.Context, scope retrieval.Scope) ([]retriev
 		if dk.tenant != scope.Tenant || len(iids) == 0 {
 			continue
 		}
-		info := retrieval.DocInfo{DocID: dk.doc, Chunks: len(iids)}
-		first := true
-		best := 0
+		// The document's first chunk (lowest Position, then ID) speaks
+		// for it.
+		var first *retrieval.Chunk
 		for iid := range iids {
 			c := &s.recs[iid].Chunk
-			if first || c.Position < best { // describe the document by its first chunk
-				first, best = false, c.Position
-				info.Origin, info.Source, info.Title, info.ContentType = c.Meta[retrieval.MetaOrigin], c.Source, c.Title, c.ContentType
-				info.Hash = c.Meta[retrieval.MetaContentHash]
-				if t, err := time.Parse(time.RFC3339, c.Meta[retrieval.MetaIngestedAt]); err == nil {
-					info.IngestedAt = t
-				}
+			if first == nil || c.Position < first.Position || c.Position == first.Position && c.ID < first.ID {
+				first = c
 			}
 		}
-		out = append(out, info)
+		out = append(out, docInfo(first, len(iids)))
 	}
 	slices.SortFunc(out, func(a, b retrieval.DocInfo) int {
 		return cmp.Or(cmp.Compare(a.Origin, b.Origin), cmp.Compare(a.DocID, b.DocID))
@@ -441,12 +578,21 @@ func (s *Store) Documents(ctx context.Context, scope retrieval.Scope) ([]retriev
 	return out, nil
 }
 
-func (s *Store) deleteLocked(ctx context.Context, tenant, docID string) error {
-	if s.closed {
-		return ErrClosed
+// docInfo describes a document of n chunks by its first chunk.
+func docInfo(c *retrieval.Chunk, n int) retrieval.DocInfo {
+	info := retrieval.DocInfo{
+		DocID: c.DocID, Origin: c.Meta[retrieval.MetaOrigin], Source: c.Source, Title: c.Title,
+		ContentType: c.ContentType, Chunks: n, Hash: c.Meta[retrieval.MetaContentHash],
 	}
-	if s.opts.ReadOnly {
-		return ErrReadOnly
+	if t, err := time.Parse(time.RFC3339, c.Meta[retrieval.MetaIngestedAt]); err == nil {
+		info.IngestedAt = t
+	}
+	return info
+}
+
+func (s *Store) deleteLocked(ctx context.Context, tenant, docID string) error {
+	if err := s.writable(); err != nil {
+		return err
 	}
 	if len(s.byDoc[docKey{tenant, docID}]) == 0 {
 		return nil
@@ -496,6 +642,9 @@ func (s *Store) compact(ctx context.Context) error {
 	if s.closed {
 		return ErrClosed
 	}
+	if s.opts.ReadOnly {
+		return ErrReadOnly
+	}
 	if s.disk == nil {
 		return nil
 	}
@@ -506,7 +655,7 @@ func (s *Store) compact(ctx context.Context) error {
 // failed compaction leaves the log in place, so the write stays durable;
 // its error is still returned so that the caller learns of a sick disk.
 func (s *Store) maybeCompact(ctx context.Context) error {
-	if s.disk == nil || s.opts.CompactBytes < 0 {
+	if s.disk == nil || s.opts.CompactBytes < 0 || s.opts.ReadOnly {
 		return nil
 	}
 	s.mu.RLock()

@@ -9,8 +9,17 @@
 // and a sparse prefetch fused by Qdrant's reciprocal-rank fusion.
 //
 // The caller's Scope is always a must condition on the tenant payload field
-// of every search and delete; Filter conditions are added to it and cannot
-// remove it.
+// of every search, delete and listing; Filter conditions are added to it
+// and cannot remove it.
+//
+// # Atomicity
+//
+// Qdrant applies each call on its own and offers no transaction across
+// calls. Upsert of more than Config.BatchSize chunks is several calls, and
+// ReplaceDocument is an upsert followed by a delete: during a replacement a
+// reader can briefly see the old and the new chunks of a document side by
+// side (never the document missing), and a crash between the calls leaves
+// both until the document is ingested again. See ReplaceDocument.
 //
 // Errors wrap the retrieval sentinels: an unreachable server is
 // retrieval.ErrUnavailable, a missing collection retrieval.ErrNotFound, a
@@ -20,10 +29,13 @@
 package qdrant
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/adaptrag/adaptrag/retrieval"
 	qc "github.com/qdrant/go-client/qdrant"
@@ -41,7 +53,10 @@ type Store struct {
 	closeErr  error
 }
 
-var _ retrieval.Store = (*Store)(nil)
+var (
+	_ retrieval.Store  = (*Store)(nil)
+	_ retrieval.Lister = (*Store)(nil)
+)
 
 // Open connects to Qdrant and returns a store on cfg.Collection, creating
 // the collection (vectors and keyword payload indexes on tenant, source,
@@ -205,16 +220,25 @@ func (s *Store) Upsert(ctx context.Context, chunks []retrieval.Chunk) error {
 	if len(chunks) == 0 {
 		return nil
 	}
-	// Later duplicates win, as if the chunks were upserted one by one.
+	points, err := s.points(op, chunks)
+	if err != nil {
+		return err
+	}
+	return s.send(ctx, op, points)
+}
+
+// points checks chunks and converts them to points. Later duplicates win,
+// as if the chunks were upserted one by one.
+func (s *Store) points(op string, chunks []retrieval.Chunk) ([]*qc.PointStruct, error) {
 	pos := make(map[string]int, len(chunks))
 	points := make([]*qc.PointStruct, 0, len(chunks))
 	for i := range chunks {
 		c := &chunks[i]
 		if c.ID == "" {
-			return s.opErr(op, "chunk %d has an empty ID: %w", i, retrieval.ErrInvalid)
+			return nil, s.opErr(op, "chunk %d has an empty ID: %w", i, retrieval.ErrInvalid)
 		}
 		if len(c.Vector) != s.dim {
-			return s.opErr(op, "chunk %q has a %d-d vector, the collection wants %d: %w", c.ID, len(c.Vector), s.dim, retrieval.ErrDimension)
+			return nil, s.opErr(op, "chunk %q has a %d-d vector, the collection wants %d: %w", c.ID, len(c.Vector), s.dim, retrieval.ErrDimension)
 		}
 		id := PointID(c.Tenant, c.ID)
 		vecs := map[string]*qc.Vector{DenseVector: qc.NewVectorDense(c.Vector)}
@@ -229,6 +253,12 @@ func (s *Store) Upsert(ctx context.Context, chunks []retrieval.Chunk) error {
 		pos[id] = len(points)
 		points = append(points, p)
 	}
+	return points, nil
+}
+
+// send upserts points in batches of Config.BatchSize, each applied before
+// the next is sent.
+func (s *Store) send(ctx context.Context, op string, points []*qc.PointStruct) error {
 	nb := (len(points) + s.cfg.BatchSize - 1) / s.cfg.BatchSize
 	for b := range nb {
 		batch := points[b*s.cfg.BatchSize : min((b+1)*s.cfg.BatchSize, len(points))]
@@ -251,7 +281,10 @@ func (s *Store) Upsert(ctx context.Context, chunks []retrieval.Chunk) error {
 // tenant and doc_id). Deleting a document that has no chunks is not an
 // error.
 func (s *Store) DeleteDocument(ctx context.Context, scope retrieval.Scope, docID string) error {
-	const op = "delete document"
+	return s.deleteDocument(ctx, "delete document", scope, docID)
+}
+
+func (s *Store) deleteDocument(ctx context.Context, op string, scope retrieval.Scope, docID string) error {
 	if err := ctx.Err(); err != nil {
 		return s.wrapErr(ctx, op, err)
 	}
@@ -266,14 +299,129 @@ func (s *Store) DeleteDocument(ctx context.Context, scope retrieval.Scope, docID
 	return s.wrapErr(ctx, op, err)
 }
 
-// ReplaceDocument deletes the chunks of docID within scope, then upserts
-// chunks. (Not yet atomic: a reader can see the document missing between
-// the two calls.)
+// ReplaceDocument replaces the chunks of docID within scope by chunks,
+// which must all carry docID and the scope's tenant; with no chunks it
+// deletes the document. The whole batch is checked before anything is
+// sent.
+//
+// Qdrant has no transaction spanning several operations, so the
+// replacement is two calls ordered so that readers never find the
+// document missing: the new chunks are upserted first (in batches, as by
+// Upsert), then one delete by filter removes the document's chunks whose
+// point ids are not among the new ones. Between the two calls a search
+// can see both versions at once: the old chunks beside the new ones (a
+// chunk id kept by the new version already shows its new text). If the
+// process or the connection dies between them, both versions stay until
+// the document is replaced or deleted again; the call returned an error,
+// and retrying it finishes the job.
 func (s *Store) ReplaceDocument(ctx context.Context, scope retrieval.Scope, docID string, chunks []retrieval.Chunk) error {
-	if err := s.DeleteDocument(ctx, scope, docID); err != nil {
+	const op = "replace document"
+	if err := ctx.Err(); err != nil {
+		return s.wrapErr(ctx, op, err)
+	}
+	if docID == "" {
+		return s.opErr(op, "empty document id: %w", retrieval.ErrInvalid)
+	}
+	for i := range chunks {
+		if chunks[i].DocID != docID || chunks[i].Tenant != scope.Tenant {
+			return s.opErr(op, "chunk %d belongs to document %q of tenant %q, not %q of tenant %q: %w",
+				i, chunks[i].DocID, chunks[i].Tenant, docID, scope.Tenant, retrieval.ErrInvalid)
+		}
+	}
+	if len(chunks) == 0 {
+		return s.deleteDocument(ctx, op, scope, docID)
+	}
+	points, err := s.points(op, chunks)
+	if err != nil {
 		return err
 	}
-	return s.Upsert(ctx, chunks)
+	if err := s.send(ctx, op, points); err != nil {
+		return err
+	}
+	keep := make([]*qc.PointId, len(points))
+	for i, p := range points {
+		keep[i] = p.Id
+	}
+	_, err = s.client.Delete(ctx, &qc.DeletePoints{
+		CollectionName: s.cfg.Collection,
+		Wait:           qc.PtrOf(true),
+		Points: qc.NewPointsSelectorFilter(&qc.Filter{
+			Must: []*qc.Condition{
+				qc.NewMatchKeyword(fieldTenant, scope.Tenant),
+				qc.NewMatchKeyword(fieldDocID, docID),
+			},
+			MustNot: []*qc.Condition{qc.NewHasID(keep...)},
+		}),
+	})
+	if err != nil {
+		return s.wrapErr(ctx, op+" (the new chunks are in, the old ones not yet removed)", err)
+	}
+	return nil
+}
+
+// scrollPage is the number of points a Documents listing reads per call.
+const scrollPage = 256
+
+// Documents implements retrieval.Lister: it scrolls through the scope's
+// points (payload without the text, no vectors), a page at a time, and
+// groups them by document. Each document is described by its first chunk
+// (lowest position, then chunk id). Scrolling is not a snapshot: writes
+// made while it runs may or may not show.
+func (s *Store) Documents(ctx context.Context, scope retrieval.Scope) ([]retrieval.DocInfo, error) {
+	const op = "documents"
+	if err := ctx.Err(); err != nil {
+		return nil, s.wrapErr(ctx, op, err)
+	}
+	type doc struct {
+		first retrieval.Chunk
+		n     int
+	}
+	docs := map[string]*doc{}
+	var offset *qc.PointId
+	for {
+		pts, next, err := s.client.ScrollAndOffset(ctx, &qc.ScrollPoints{
+			CollectionName: s.cfg.Collection,
+			Filter:         &qc.Filter{Must: []*qc.Condition{qc.NewMatchKeyword(fieldTenant, scope.Tenant)}},
+			Offset:         offset,
+			Limit:          qc.PtrOf(uint32(scrollPage)),
+			WithPayload:    qc.NewWithPayloadExclude(fieldText),
+			WithVectors:    qc.NewWithVectors(false),
+		})
+		if err != nil {
+			return nil, s.wrapErr(ctx, op, err)
+		}
+		for _, p := range pts {
+			c := fromPayload(p.GetPayload())
+			d := docs[c.DocID]
+			if d == nil {
+				d = &doc{first: c}
+				docs[c.DocID] = d
+			} else if c.Position < d.first.Position || c.Position == d.first.Position && c.ID < d.first.ID {
+				d.first = c
+			}
+			d.n++
+		}
+		if next == nil || len(pts) == 0 {
+			break
+		}
+		offset = next
+	}
+	out := make([]retrieval.DocInfo, 0, len(docs))
+	for _, d := range docs {
+		c := &d.first
+		info := retrieval.DocInfo{
+			DocID: c.DocID, Origin: c.Meta[retrieval.MetaOrigin], Source: c.Source, Title: c.Title,
+			ContentType: c.ContentType, Chunks: d.n, Hash: c.Meta[retrieval.MetaContentHash],
+		}
+		if t, err := time.Parse(time.RFC3339, c.Meta[retrieval.MetaIngestedAt]); err == nil {
+			info.IngestedAt = t
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b retrieval.DocInfo) int {
+		return cmp.Or(cmp.Compare(a.Origin, b.Origin), cmp.Compare(a.DocID, b.DocID))
+	})
+	return out, nil
 }
 
 // SearchDense returns the req.K chunks nearest to req.Vector by cosine.

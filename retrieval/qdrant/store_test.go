@@ -60,7 +60,9 @@ func TestConformance(t *testing.T) {
 }
 
 // TestLiveConformance runs the suite against a real Qdrant, on fresh
-// collections that are deleted afterwards. Example:
+// collections that are deleted afterwards; the suite covers
+// ReplaceDocument (upsert, then delete by filter with has_id) and
+// Documents (Scroll) too. Example:
 //
 //	QDRANT_URL=qdrant://localhost:6334 go test -run Live ./retrieval/qdrant/
 func TestLiveConformance(t *testing.T) {

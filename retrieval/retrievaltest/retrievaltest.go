@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/analysis"
@@ -43,6 +44,9 @@ func Run(t *testing.T, open func(t *testing.T, dim int) retrieval.Store) {
 		{"UpsertIdempotent", s.upsertIdempotent},
 		{"UpsertReplaces", s.upsertReplaces},
 		{"DeleteDocument", s.deleteDocument},
+		{"ReplaceDocument", s.replaceDocument},
+		{"ReplaceDocumentInvalid", s.replaceDocumentInvalid},
+		{"Documents", s.documents},
 		{"TenantIsolation", s.tenantIsolation},
 		{"Filter", s.filter},
 		{"KRespected", s.kRespected},
@@ -536,6 +540,14 @@ func (s *suite) cancelled(t *testing.T) {
 	if err := st.DeleteDocument(ctx, retrieval.Scope{}, "d0"); !errors.Is(err, context.Canceled) {
 		t.Errorf("DeleteDocument with a cancelled context: err = %v, want context.Canceled", err)
 	}
+	if err := st.ReplaceDocument(ctx, retrieval.Scope{}, "d0", []retrieval.Chunk{chunk("z", "d0", "late", oneHot(7))}); !errors.Is(err, context.Canceled) {
+		t.Errorf("ReplaceDocument with a cancelled context: err = %v, want context.Canceled", err)
+	}
+	// Nothing of the cancelled writes happened.
+	hits := search(t, st.SearchDense, retrieval.Request{Vector: oneHot(0), K: 100})
+	if got := sortedIDs(hits); !slices.Equal(got, []string{"c0", "c1", "c2", "c3", "c4"}) {
+		t.Errorf("after cancelled writes the store holds %v", got)
+	}
 }
 
 func (s *suite) chinese(t *testing.T) {
@@ -578,4 +590,209 @@ func (s *suite) chinese(t *testing.T) {
 			t.Errorf("hybrid %q = %v, want it to contain %s", tc.query, ids(hits), tc.want)
 		}
 	}
+}
+
+// scoped builds a chunk of a tenant with a position.
+func scoped(id, tenant, doc, text string, axis, pos int) retrieval.Chunk {
+	c := chunk(id, doc, text, oneHot(axis))
+	c.Tenant, c.Position = tenant, pos
+	return c
+}
+
+// all lists the ids of every chunk of scope (a dense search for more than
+// the store holds, since every chunk has a cosine with any query).
+func all(t *testing.T, st retrieval.Store, scope retrieval.Scope) []string {
+	t.Helper()
+	got := sortedIDs(search(t, st.SearchDense, retrieval.Request{Scope: scope, Vector: oneHot(0), K: 100}))
+	if len(got) == 0 {
+		return nil
+	}
+	return got
+}
+
+func (s *suite) replaceDocument(t *testing.T) {
+	ctx := context.Background()
+	def, x := retrieval.Scope{}, retrieval.Scope{Tenant: "x"}
+	st := s.store(t,
+		scoped("r1", "", "d1", "alpha manual first", 0, 0),
+		scoped("r2", "", "d1", "alpha manual second", 1, 1),
+		scoped("r3", "", "d2", "beta manual", 2, 0),
+		scoped("r1", "x", "d1", "alpha manual of tenant x", 3, 0),
+	)
+	// The new version keeps one id (r2, new text), drops r1 and adds r4.
+	err := st.ReplaceDocument(ctx, def, "d1", []retrieval.Chunk{
+		scoped("r2", "", "d1", "gamma revised", 4, 0),
+		scoped("r4", "", "d1", "gamma appendix", 5, 1),
+	})
+	if err != nil {
+		t.Fatalf("ReplaceDocument: %v", err)
+	}
+	if got := all(t, st, def); !slices.Equal(got, []string{"r2", "r3", "r4"}) {
+		t.Errorf("tenant \"\" after replacing d1 = %v, want [r2 r3 r4]", got)
+	}
+	for _, k := range kinds(st) {
+		req := retrieval.Request{Text: "alpha", Vector: oneHot(0), K: 10}
+		if k.name != "dense" {
+			// The old text is gone from the sparse index.
+			if hits := search(t, k.search, req); slices.Contains(ids(hits), "r1") || (k.name == "sparse" && len(hits) != 0) {
+				t.Errorf("%s for the old text after the replacement = %v", k.name, ids(hits))
+			}
+		}
+		req = retrieval.Request{Text: "gamma", Vector: oneHot(4), K: 10}
+		if got := sortedIDs(search(t, k.search, req)); !slices.Contains(got, "r2") || !slices.Contains(got, "r4") {
+			t.Errorf("%s for the new text = %v, want r2 and r4", k.name, got)
+		}
+	}
+	hits := search(t, st.SearchDense, retrieval.Request{Vector: oneHot(4), K: 1})
+	if len(hits) != 1 || hits[0].Chunk.ID != "r2" || hits[0].Chunk.Text != "gamma revised" || math.Abs(hits[0].Score-1) > 1e-3 {
+		t.Errorf("the kept id r2 = %+v, want its new text and vector", hits)
+	}
+	// The other tenant's document of the same id is untouched.
+	hits = search(t, st.SearchSparse, retrieval.Request{Scope: x, Text: "alpha", K: 10})
+	if len(hits) != 1 || hits[0].Chunk.ID != "r1" || hits[0].Chunk.Text != "alpha manual of tenant x" {
+		t.Errorf("tenant x after replacing d1 of tenant \"\" = %+v", hits)
+	}
+	// No chunks: the document is deleted.
+	if err := st.ReplaceDocument(ctx, def, "d2", nil); err != nil {
+		t.Fatalf("ReplaceDocument with no chunks: %v", err)
+	}
+	if got := all(t, st, def); !slices.Equal(got, []string{"r2", "r4"}) {
+		t.Errorf("after replacing d2 by nothing = %v, want [r2 r4]", got)
+	}
+	// A document that does not exist yet is created.
+	if err := st.ReplaceDocument(ctx, x, "d9", []retrieval.Chunk{scoped("r9", "x", "d9", "delta", 6, 0)}); err != nil {
+		t.Fatalf("ReplaceDocument of a new document: %v", err)
+	}
+	if got := all(t, st, x); !slices.Equal(got, []string{"r1", "r9"}) {
+		t.Errorf("tenant x after creating d9 = %v, want [r1 r9]", got)
+	}
+	if got := all(t, st, def); !slices.Equal(got, []string{"r2", "r4"}) {
+		t.Errorf("tenant \"\" after creating x's d9 = %v, want [r2 r4]", got)
+	}
+	// Replacing with the same chunks again changes nothing.
+	same := []retrieval.Chunk{scoped("r9", "x", "d9", "delta", 6, 0)}
+	if err := st.ReplaceDocument(ctx, x, "d9", same); err != nil {
+		t.Fatal(err)
+	}
+	if got := all(t, st, x); !slices.Equal(got, []string{"r1", "r9"}) {
+		t.Errorf("tenant x after the same replacement again = %v", got)
+	}
+}
+
+func (s *suite) replaceDocumentInvalid(t *testing.T) {
+	ctx := context.Background()
+	x := retrieval.Scope{Tenant: "x"}
+	st := s.store(t,
+		scoped("a1", "x", "d1", "first text", 0, 0),
+		scoped("a2", "x", "d1", "second text", 1, 1),
+	)
+	wrongDim := scoped("n2", "x", "d1", "new", 2, 1)
+	wrongDim.Vector = make([]float32, Dim+1)
+	wrongDim.Vector[0] = 1
+	cases := []struct {
+		name   string
+		doc    string
+		chunks []retrieval.Chunk
+		want   error
+	}{
+		{"another document's chunk", "d1", []retrieval.Chunk{scoped("n1", "x", "d1", "new", 2, 0), scoped("n2", "x", "d2", "new", 3, 1)}, retrieval.ErrInvalid},
+		{"another tenant's chunk", "d1", []retrieval.Chunk{scoped("n1", "x", "d1", "new", 2, 0), scoped("n2", "y", "d1", "new", 3, 1)}, retrieval.ErrInvalid},
+		{"empty document id", "", []retrieval.Chunk{scoped("n1", "x", "", "new", 2, 0)}, retrieval.ErrInvalid},
+		{"chunk without id", "d1", []retrieval.Chunk{scoped("", "x", "d1", "new", 2, 0)}, retrieval.ErrInvalid},
+		{"wrong dimension", "d1", []retrieval.Chunk{scoped("n1", "x", "d1", "new", 2, 0), wrongDim}, retrieval.ErrDimension},
+	}
+	for _, tc := range cases {
+		if err := st.ReplaceDocument(ctx, x, tc.doc, tc.chunks); !errors.Is(err, tc.want) {
+			t.Errorf("%s: err = %v, want %v", tc.name, err, tc.want)
+		}
+		// The whole batch is refused: the old version is still there.
+		if got := all(t, st, x); !slices.Equal(got, []string{"a1", "a2"}) {
+			t.Errorf("%s: store holds %v after a refused replacement, want [a1 a2]", tc.name, got)
+		}
+		if got := all(t, st, retrieval.Scope{Tenant: "y"}); got != nil {
+			t.Errorf("%s: tenant y holds %v", tc.name, got)
+		}
+	}
+}
+
+func (s *suite) documents(t *testing.T) {
+	ctx := context.Background()
+	probe := s.store(t)
+	if _, ok := probe.(retrieval.Lister); !ok {
+		t.Skip("the store does not implement retrieval.Lister")
+	}
+	meta := func(c retrieval.Chunk, origin, hash, at string) retrieval.Chunk {
+		c.Meta = map[string]string{retrieval.MetaOrigin: origin, retrieval.MetaContentHash: hash, retrieval.MetaIngestedAt: at}
+		c.Source, c.Title = "hr", "Guide"
+		return c
+	}
+	// Ids sort against positions, so "first chunk" must mean position.
+	g0 := meta(scoped("g-c", "", "guide", "guide intro", 0, 0), "handbook/guide.md", "h1", "2024-05-01T10:00:00Z")
+	g1 := meta(scoped("g-b", "", "guide", "guide table", 1, 1), "handbook/guide.md", "h1", "2024-05-01T10:00:00Z")
+	g2 := meta(scoped("g-a", "", "guide", "guide more", 2, 2), "handbook/guide.md", "h1", "2024-05-01T10:00:00Z")
+	g1.ContentType, g2.ContentType = retrieval.ContentTableRow, retrieval.ContentTableRow
+	o0 := meta(scoped("o-0", "", "other", "other one", 3, 0), "a/other.md", "h2", "2024-06-01T00:00:00Z")
+	o1 := meta(scoped("o-1", "", "other", "other two", 4, 1), "a/other.md", "h2", "2024-06-01T00:00:00Z")
+	f0 := scoped("f-0", "", "faq1", "faq entry", 5, 0) // no metadata at all
+	x0 := meta(scoped("g-c", "x", "guide", "x guide", 6, 0), "x/guide.md", "hx", "2025-01-02T03:04:05Z")
+	st := s.store(t, g2, g1, o1, x0, f0, o0, g0)
+	l := st.(retrieval.Lister)
+	list := func(scope retrieval.Scope) []retrieval.DocInfo {
+		t.Helper()
+		docs, err := l.Documents(ctx, scope)
+		if err != nil {
+			t.Fatalf("Documents(%+v): %v", scope, err)
+		}
+		return docs
+	}
+	at := func(s string) time.Time {
+		tm, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm
+	}
+	check := func(what string, got, want []retrieval.DocInfo) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d documents %+v, want %d %+v", what, len(got), got, len(want), want)
+		}
+		for i := range want {
+			g, w := got[i], want[i]
+			if !g.IngestedAt.Equal(w.IngestedAt) {
+				t.Errorf("%s: document %d IngestedAt = %v, want %v", what, i, g.IngestedAt, w.IngestedAt)
+			}
+			g.IngestedAt, w.IngestedAt = time.Time{}, time.Time{}
+			if g != w {
+				t.Errorf("%s: document %d =\n %+v\nwant\n %+v", what, i, g, w)
+			}
+		}
+	}
+	// Ordered by origin (the faq has none), then document id.
+	check("tenant \"\"", list(retrieval.Scope{}), []retrieval.DocInfo{
+		{DocID: "faq1", Source: "test", ContentType: retrieval.ContentText, Chunks: 1},
+		{DocID: "other", Origin: "a/other.md", Source: "hr", Title: "Guide", ContentType: retrieval.ContentText, Chunks: 2, Hash: "h2", IngestedAt: at("2024-06-01T00:00:00Z")},
+		{DocID: "guide", Origin: "handbook/guide.md", Source: "hr", Title: "Guide", ContentType: retrieval.ContentText, Chunks: 3, Hash: "h1", IngestedAt: at("2024-05-01T10:00:00Z")},
+	})
+	check("tenant x", list(retrieval.Scope{Tenant: "x"}), []retrieval.DocInfo{
+		{DocID: "guide", Origin: "x/guide.md", Source: "hr", Title: "Guide", ContentType: retrieval.ContentText, Chunks: 1, Hash: "hx", IngestedAt: at("2025-01-02T03:04:05Z")},
+	})
+	if docs := list(retrieval.Scope{Tenant: "nobody"}); len(docs) != 0 {
+		t.Errorf("a tenant without chunks lists %+v", docs)
+	}
+	// Listings follow replacements and deletions.
+	n0 := meta(scoped("g-new", "", "guide", "guide rewritten", 7, 0), "handbook/guide.md", "h3", "2024-07-01T00:00:00Z")
+	if err := st.ReplaceDocument(ctx, retrieval.Scope{}, "guide", []retrieval.Chunk{n0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteDocument(ctx, retrieval.Scope{}, "other"); err != nil {
+		t.Fatal(err)
+	}
+	check("tenant \"\" after a replacement and a deletion", list(retrieval.Scope{}), []retrieval.DocInfo{
+		{DocID: "faq1", Source: "test", ContentType: retrieval.ContentText, Chunks: 1},
+		{DocID: "guide", Origin: "handbook/guide.md", Source: "hr", Title: "Guide", ContentType: retrieval.ContentText, Chunks: 1, Hash: "h3", IngestedAt: at("2024-07-01T00:00:00Z")},
+	})
+	check("tenant x after changes to tenant \"\"", list(retrieval.Scope{Tenant: "x"}), []retrieval.DocInfo{
+		{DocID: "guide", Origin: "x/guide.md", Source: "hr", Title: "Guide", ContentType: retrieval.ContentText, Chunks: 1, Hash: "hx", IngestedAt: at("2025-01-02T03:04:05Z")},
+	})
 }

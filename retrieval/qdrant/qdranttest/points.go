@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
@@ -263,6 +264,72 @@ func (ps pointsService) Query(_ context.Context, req *qdrant.QueryPoints) (*qdra
 			Id:      proto.Clone(r.p.id).(*qdrant.PointId),
 			Payload: selectPayload(r.p.payload, req.GetWithPayload()),
 			Score:   r.score,
+		})
+	}
+	return out, nil
+}
+
+// Scroll pages through the points that match the filter in point-id order
+// (numeric ids before UUIDs), as Qdrant does without order_by: offset is
+// the id to start from (inclusive; it need not exist), limit the page size
+// (default 10, at least 1), and next_page_offset the id of the first point
+// of the next page, unset on the last page. Payload is returned unless
+// with_payload says otherwise (Scroll's default is true, unlike Query's);
+// vectors are not returned.
+func (ps pointsService) Scroll(_ context.Context, req *qdrant.ScrollPoints) (*qdrant.ScrollResponse, error) {
+	s := ps.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.get(req.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	if req.OrderBy != nil {
+		return nil, status.Error(codes.Unimplemented, "qdranttest: scroll with order_by")
+	}
+	if req.GetWithVectors().GetEnable() || req.GetWithVectors().GetInclude() != nil {
+		return nil, status.Error(codes.Unimplemented, "qdranttest: with_vectors")
+	}
+	if err := checkFilter(req.GetFilter()); err != nil {
+		return nil, err
+	}
+	limit := 10
+	if req.Limit != nil {
+		if req.GetLimit() == 0 {
+			return nil, invalid("Validation error in body: [limit: value 0 invalid, must be 1 or larger]")
+		}
+		limit = int(req.GetLimit())
+	}
+	from := ""
+	if req.Offset != nil {
+		if from, err = idKey(req.GetOffset()); err != nil {
+			return nil, invalid("%v", err)
+		}
+	}
+	keys := make([]string, 0, len(c.points))
+	for k := range c.points {
+		if k >= from {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	withPayload := req.GetWithPayload()
+	if withPayload == nil {
+		withPayload = qdrant.NewWithPayload(true)
+	}
+	out := &qdrant.ScrollResponse{}
+	for _, k := range keys {
+		p := c.points[k]
+		if !matchFilter(req.GetFilter(), p) {
+			continue
+		}
+		if len(out.Result) == limit {
+			out.NextPageOffset = proto.Clone(p.id).(*qdrant.PointId)
+			break
+		}
+		out.Result = append(out.Result, &qdrant.RetrievedPoint{
+			Id:      proto.Clone(p.id).(*qdrant.PointId),
+			Payload: selectPayload(p.payload, withPayload),
 		})
 	}
 	return out, nil

@@ -9,7 +9,8 @@
 //     named sparse vectors with an optional IDF modifier), CollectionExists,
 //     Get, List, Delete;
 //   - points: Upsert (replace by point id), Delete by ids or by filter,
-//     CreateFieldIndex (recorded only: the fake always scans), Count;
+//     CreateFieldIndex (recorded only: the fake always scans), Count,
+//     Scroll (id order, offset and limit paging, filter, with_payload);
 //   - Query: nearest dense or sparse search with Using, prefetches (nested,
 //     each with its own Limit, default 10), RRF fusion (Fusion_RRF with
 //     k = 2, or Rrf with k and weights), root filters pushed into every

@@ -2,6 +2,7 @@ package qdranttest_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -255,5 +256,101 @@ func TestHealthCheck(t *testing.T) {
 	r, err := cl.HealthCheck(context.Background())
 	if err != nil || r.GetVersion() != qdranttest.Version {
 		t.Errorf("HealthCheck = %v, %v; want version %s", r, err, qdranttest.Version)
+	}
+}
+
+func TestScroll(t *testing.T) {
+	_, cl := setup(t)
+	ctx := context.Background()
+	for i := range 25 {
+		tag := "even"
+		if i%2 == 1 {
+			tag = "odd"
+		}
+		upsert(t, cl, pt{id: uint64(100 - i), dense: []float32{1, float32(i)}, payload: map[string]any{"tag": tag, "n": int64(i)}})
+	}
+	// Two UUID points: they come after every numeric id, in UUID order.
+	uuids := []string{"f0000000-0000-4000-8000-000000000000", "0a000000-0000-4000-8000-000000000000"}
+	for _, u := range uuids {
+		_, err := cl.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "c", Wait: qdrant.PtrOf(true), Points: []*qdrant.PointStruct{{
+			Id: qdrant.NewIDUUID(u), Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{"d": qdrant.NewVectorDense([]float32{1, 1})}),
+			Payload: qdrant.NewValueMap(map[string]any{"tag": "uuid"}),
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := func(id *qdrant.PointId) string {
+		if u := id.GetUuid(); u != "" {
+			return u
+		}
+		return fmt.Sprint(id.GetNum())
+	}
+	// Paging with the default limit walks every point once, in id order.
+	var got []string
+	var offset *qdrant.PointId
+	pages := 0
+	for {
+		res, next, err := cl.ScrollAndOffset(ctx, &qdrant.ScrollPoints{CollectionName: "c", Offset: offset})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if len(res) > 10 {
+			t.Fatalf("page of %d points, want the default limit 10", len(res))
+		}
+		for _, p := range res {
+			got = append(got, key(p.GetId()))
+			if p.GetPayload()["tag"] == nil {
+				t.Errorf("point %s without payload: Scroll returns it by default", key(p.GetId()))
+			}
+		}
+		if next == nil {
+			break
+		}
+		offset = next
+	}
+	var want []string
+	for i := 76; i <= 100; i++ {
+		want = append(want, fmt.Sprint(i))
+	}
+	want = append(want, uuids[1], uuids[0])
+	if !slices.Equal(got, want) || pages != 3 {
+		t.Errorf("scrolled %v in %d pages, want %v in 3", got, pages, want)
+	}
+	// The offset is inclusive and need not exist; the filter applies
+	// before the limit.
+	res, next, err := cl.ScrollAndOffset(ctx, &qdrant.ScrollPoints{
+		CollectionName: "c", Offset: qdrant.NewIDNum(80), Limit: qdrant.PtrOf(uint32(3)),
+		Filter:      &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("tag", "even")}},
+		WithPayload: qdrant.NewWithPayloadInclude("n"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page []string
+	for _, p := range res {
+		page = append(page, key(p.GetId()))
+		if _, ok := p.GetPayload()["tag"]; ok || p.GetPayload()["n"] == nil {
+			t.Errorf("point %s payload %v, want only n", key(p.GetId()), p.GetPayload())
+		}
+	}
+	// Even i means an even id here (100 - i).
+	if !slices.Equal(page, []string{"80", "82", "84"}) || next.GetNum() != 86 {
+		t.Errorf("filtered page = %v next %v, want [80 82 84] next 86", page, next)
+	}
+	res, _, err = cl.ScrollAndOffset(ctx, &qdrant.ScrollPoints{CollectionName: "c", Offset: qdrant.NewIDNum(81), Limit: qdrant.PtrOf(uint32(1)), WithPayload: qdrant.NewWithPayload(false)})
+	if err != nil || len(res) != 1 || res[0].GetId().GetNum() != 81 || len(res[0].GetPayload()) != 0 {
+		t.Errorf("offset 81 limit 1 without payload = %v, %v", res, err)
+	}
+	res, next, err = cl.ScrollAndOffset(ctx, &qdrant.ScrollPoints{CollectionName: "c", Offset: qdrant.NewIDNum(1000), Limit: qdrant.PtrOf(uint32(5))})
+	if err != nil || len(res) != 2 || next != nil {
+		t.Errorf("offset past the numeric ids = %d points, next %v, %v; want the 2 UUIDs and no next page", len(res), next, err)
+	}
+	if _, err := cl.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "c", Limit: qdrant.PtrOf(uint32(0))}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("limit 0: %v, want InvalidArgument", err)
+	}
+	if _, err := cl.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "nope"}); status.Code(err) != codes.NotFound {
+		t.Errorf("missing collection: %v, want NotFound", err)
 	}
 }

@@ -1,0 +1,389 @@
+package memstore
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/adaptrag/adaptrag/retrieval"
+)
+
+// damage describes bytes of a log that are not an intact record in
+// sequence, as scanLog found them.
+type damage struct {
+	off     int64  // where the damage starts
+	reason  string // what is wrong there
+	next    int64  // offset of the next intact record after it, -1 if none
+	nextSeq uint64 // that record's sequence number
+	// torn reports that the damage has the shape a crash during the last
+	// write leaves (see tornAt), and nothing intact follows it.
+	torn bool
+}
+
+// scanLog walks the records of a log of the given version from off (just
+// after the header, or after the last record already applied) up to size,
+// calling fn for each intact record that follows the previous one in
+// sequence; seq is the sequence number of the record before off. It
+// returns where the last intact record ends and its sequence number.
+//
+// It stops at the first bytes that are not such a record and describes
+// them in a *damage, including whether an intact record follows further
+// on (which tells a damaged middle from a torn tail). An error returned by
+// fn, or a read error, ends the scan with that error.
+func scanLog(ctx context.Context, r io.ReaderAt, version uint32, off, size int64, seq uint64,
+	fn func(seq uint64, payload []byte, end int64) error) (end int64, last uint64, dmg *damage, err error) {
+	var buf []byte
+	for n := 0; ; n++ {
+		if n&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return off, seq, nil, err
+			}
+		}
+		rseq, payload, next, err := readRecordAt(r, version, off, size, buf)
+		if err == io.EOF {
+			return off, seq, nil, nil
+		}
+		var bad *errBadRecord
+		if errors.As(err, &bad) {
+			d := &damage{off: off, reason: bad.reason, next: -1}
+			d.next, d.nextSeq = findRecord(r, version, off+1, size, seq, true)
+			d.torn = d.next < 0 && tornAt(r, version, off, size)
+			return off, seq, d, nil
+		}
+		if err != nil {
+			return off, seq, nil, err
+		}
+		buf = payload[:0]
+		if version == formatV1 {
+			rseq = seq + 1
+		} else if rseq != seq+1 {
+			d := &damage{off: off, reason: fmt.Sprintf("record %d found where record %d belongs", rseq, seq+1), next: -1}
+			if rseq > seq+1 {
+				d.next, d.nextSeq = off, rseq
+			} else {
+				d.next, d.nextSeq = findRecord(r, version, off+1, size, seq, true)
+			}
+			return off, seq, d, nil
+		}
+		if err := fn(rseq, payload, next); err != nil {
+			return off, seq, nil, err
+		}
+		off, seq = next, rseq
+	}
+}
+
+// tornAt reports whether the bad bytes from off to the end of a log can
+// be what a crash during the last write leaves. Records are written one at
+// a time, each after the previous one was flushed, so a crash can only
+// leave the file ending inside the last record as its header declares it
+// (the write was cut short), or, after a power loss, a tail of zeros (space
+// the file system allotted but never wrote). A bad record with more data
+// after its declared end was written whole and damaged later.
+func tornAt(r io.ReaderAt, version uint32, off, size int64) bool {
+	hl := recordHeaderLen(version)
+	if size-off < hl {
+		return true
+	}
+	var h [4]byte
+	if _, err := r.ReadAt(h[:], off); err != nil {
+		return false
+	}
+	if n := int64(binary.LittleEndian.Uint32(h[:])); n > 0 && n <= maxRecord && off+hl+n >= size {
+		return true
+	}
+	buf := make([]byte, min(size-off, 1<<16))
+	for p := off; p < size; p += int64(len(buf)) {
+		b := buf[:min(int64(len(buf)), size-p)]
+		if _, err := r.ReadAt(b, p); err != nil && err != io.EOF {
+			return false
+		}
+		for _, c := range b {
+			if c != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// findRecord looks for the first offset at or after from where an intact
+// record starts whose sequence number is above after (format 2; any record
+// for format 1) and whose payload decodes. bounded limits the sequence
+// numbers considered to those that the bytes between could have held,
+// which rules out nearly every false candidate cheaply. It returns -1 when
+// there is none.
+func findRecord(r io.ReaderAt, version uint32, from, size int64, after uint64, bounded bool) (int64, uint64) {
+	hl := int64(recHeaderLen)
+	if version == formatV1 {
+		hl = recHeaderV1
+	}
+	window := min(1<<20, max(size-from, 1))
+	buf := make([]byte, window+recHeaderLen)
+	var payload []byte
+	for base := from; base+hl <= size; base += window {
+		n, err := r.ReadAt(buf[:min(int64(len(buf)), size-base)], base)
+		if err != nil && err != io.EOF {
+			return -1, 0
+		}
+		for i := 0; i < min(n, int(window)) && int64(i)+hl <= int64(n); i++ {
+			p := base + int64(i)
+			h := buf[i:]
+			ln := int64(binary.LittleEndian.Uint32(h))
+			if ln == 0 || ln > maxRecord || p+hl+ln > size {
+				continue
+			}
+			var seq uint64
+			if version != formatV1 {
+				seq = binary.LittleEndian.Uint64(h[8:])
+				if seq <= after {
+					continue
+				}
+				if bounded && seq > after+2+uint64(p-from)/uint64(recHeaderLen+1) {
+					continue
+				}
+			}
+			s, pl, _, err := readRecordAt(r, version, p, size, payload)
+			if err != nil {
+				continue
+			}
+			payload = pl[:0]
+			if _, err := decodeOp(pl); err != nil {
+				continue
+			}
+			if version == formatV1 {
+				s = after + 1
+			}
+			return p, s
+		}
+	}
+	return -1, 0
+}
+
+// ---- snapshot ----
+
+// snapDamage is a damaged range of a snapshot.
+type snapDamage struct {
+	off, n int64
+	reason string
+}
+
+func (d *snapDamage) Error() string { return d.reason }
+
+// readSnapshot streams the chunks of a snapshot whose header is h to fn,
+// in batches, verifying every checksum. The first damage is returned as a
+// *snapDamage; fn may have seen chunks before it, so a caller that fails
+// on damage must discard what it built.
+func readSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, fn func([]retrieval.Chunk) error) error {
+	sr := io.NewSectionReader(r, 0, size)
+	cr := &crcReader{br: bufio.NewReaderSize(sr, int(min(1<<20, size)))}
+	head := make([]byte, h.len)
+	if _, err := io.ReadFull(cr, head); err != nil {
+		return &snapDamage{0, size, "header: " + err.Error()}
+	}
+	off := h.len
+	batch := make([]retrieval.Chunk, 0, 1024)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := fn(batch); err != nil {
+			return err
+		}
+		batch = batch[:0]
+		return ctx.Err()
+	}
+	var payload []byte
+	rd := newReader(cr)
+	for i := uint64(0); i < h.count; i++ {
+		var c retrieval.Chunk
+		if h.version == formatV1 {
+			c = rd.chunk()
+			if rd.err != nil {
+				return &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d: %v", i+1, h.count, rd.err)}
+			}
+		} else {
+			var fh [frameLen]byte
+			if _, err := io.ReadFull(cr, fh[:]); err != nil {
+				return &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d cut short", i+1, h.count)}
+			}
+			n := int64(binary.LittleEndian.Uint32(fh[:]))
+			if n == 0 || n > maxRecord || n > size-off-frameLen {
+				return &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d has an impossible length %d", i+1, h.count, n)}
+			}
+			if int64(cap(payload)) < n {
+				payload = make([]byte, n)
+			}
+			payload = payload[:n]
+			if _, err := io.ReadFull(cr, payload); err != nil {
+				return &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d cut short", i+1, h.count)}
+			}
+			if crc(payload) != binary.LittleEndian.Uint32(fh[4:]) {
+				return &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d fails its checksum", i+1, h.count)}
+			}
+			var err error
+			if c, err = decodeChunk(payload); err != nil {
+				return &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d: %v", i+1, h.count, err)}
+			}
+			off += frameLen + n
+		}
+		batch = append(batch, c)
+		if len(batch) == cap(batch) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if h.version == formatV1 {
+		off = size - 4 // format 1 has no frames: only the total is checked
+	}
+	sum := cr.crc
+	var tail [4]byte
+	if _, err := io.ReadFull(cr.br, tail[:]); err != nil {
+		return &snapDamage{off, size - off, "the closing checksum is missing"}
+	}
+	if binary.LittleEndian.Uint32(tail[:]) != sum {
+		return &snapDamage{off, 4, "checksum of the whole file mismatch"}
+	}
+	if _, err := cr.br.ReadByte(); err != io.EOF {
+		return &snapDamage{off + 4, size - off - 4, "stray bytes after the closing checksum"}
+	}
+	return nil
+}
+
+// salvageSnapshot reads every intact chunk frame of a format-2 snapshot,
+// skipping damaged ranges by looking for the next intact frame. It reports
+// the ranges it could not read. Without a readable header it scans from
+// the start.
+func salvageSnapshot(ctx context.Context, r io.ReaderAt, size int64, h *snapHeader, fn func(retrieval.Chunk)) (found uint64, lost []snapDamage, err error) {
+	end := size - 4 // the closing checksum
+	var buf []byte
+	off := int64(0)
+	if h != nil {
+		off = h.len
+	} else {
+		// The header is unreadable: start at the first intact frame,
+		// counting as lost only what lies past where the header ends.
+		if off = findFrame(r, 0, end); off < 0 {
+			off = end
+		}
+		if off > snapHeaderLen {
+			lost = append(lost, snapDamage{snapHeaderLen, off - snapHeaderLen, "damaged chunk data"})
+		}
+	}
+	for off < end {
+		if err := ctx.Err(); err != nil {
+			return found, lost, err
+		}
+		c, next, ok := readFrameAt(r, off, end, &buf)
+		if ok {
+			fn(c)
+			found++
+			off = next
+			continue
+		}
+		at := findFrame(r, off+1, end)
+		if at < 0 {
+			lost = append(lost, snapDamage{off, size - off, "no intact chunk after this point"})
+			return found, lost, nil
+		}
+		lost = append(lost, snapDamage{off, at - off, "damaged chunk data"})
+		off = at
+	}
+	if off > end { // the last frame ran into the closing checksum
+		lost = append(lost, snapDamage{end, size - end, "the closing checksum is missing"})
+	}
+	return found, lost, nil
+}
+
+// readFrameAt reads the snapshot chunk frame at off, before limit.
+func readFrameAt(r io.ReaderAt, off, limit int64, buf *[]byte) (retrieval.Chunk, int64, bool) {
+	var fh [frameLen]byte
+	if limit-off < frameLen {
+		return retrieval.Chunk{}, 0, false
+	}
+	if _, err := r.ReadAt(fh[:], off); err != nil {
+		return retrieval.Chunk{}, 0, false
+	}
+	n := int64(binary.LittleEndian.Uint32(fh[:]))
+	if n == 0 || n > maxRecord || n > limit-off-frameLen {
+		return retrieval.Chunk{}, 0, false
+	}
+	if int64(cap(*buf)) < n {
+		*buf = make([]byte, n)
+	}
+	p := (*buf)[:n]
+	if _, err := r.ReadAt(p, off+frameLen); err != nil || crc(p) != binary.LittleEndian.Uint32(fh[4:]) {
+		return retrieval.Chunk{}, 0, false
+	}
+	c, err := decodeChunk(p)
+	if err != nil {
+		return retrieval.Chunk{}, 0, false
+	}
+	return c, off + frameLen + n, true
+}
+
+// findFrame returns the first offset in [from, limit) where an intact
+// frame starts, or -1.
+func findFrame(r io.ReaderAt, from, limit int64) int64 {
+	window := min(1<<20, max(limit-from, 1))
+	win := make([]byte, window+frameLen)
+	var buf []byte
+	for base := from; base+frameLen < limit; base += window {
+		n, err := r.ReadAt(win[:min(int64(len(win)), limit-base)], base)
+		if err != nil && err != io.EOF {
+			return -1
+		}
+		for i := 0; i < min(n, int(window)) && i+frameLen <= n; i++ {
+			p := base + int64(i)
+			ln := int64(binary.LittleEndian.Uint32(win[i:]))
+			if ln == 0 || ln > limit-p-frameLen {
+				continue
+			}
+			if _, _, ok := readFrameAt(r, p, limit, &buf); ok {
+				return p
+			}
+		}
+	}
+	return -1
+}
+
+// decodeChunk decodes one chunk that must fill b exactly.
+func decodeChunk(b []byte) (retrieval.Chunk, error) {
+	src := &byteSlice{b}
+	r := newReader(src)
+	c := r.chunk()
+	if r.err != nil {
+		return c, r.err
+	}
+	if len(src.b) != 0 {
+		return c, fmt.Errorf("%d stray bytes after the chunk", len(src.b))
+	}
+	return c, nil
+}
+
+// crcReader feeds what it reads through a CRC, so that a streamed snapshot
+// is checked without holding it in memory.
+type crcReader struct {
+	br  *bufio.Reader
+	crc uint32
+}
+
+func (r *crcReader) Read(p []byte) (int, error) {
+	n, err := r.br.Read(p)
+	r.crc = crc32Update(r.crc, p[:n])
+	return n, err
+}
+
+func (r *crcReader) ReadByte() (byte, error) {
+	c, err := r.br.ReadByte()
+	if err == nil {
+		r.crc = crc32Update(r.crc, []byte{c})
+	}
+	return c, err
+}
