@@ -17,8 +17,9 @@
 #     "chat <model>" client span with the GenAI attributes; that searches
 #     have their "retrieve <store>" spans; and that the service lists
 #     exactly these traces;
-#  5. the HTTP-service check (a request with a traceparent header whose
-#     trace id must come back in Jaeger) runs once the CLI has "serve".
+#  5. asks once through the HTTP service ("adaptrag serve") with a
+#     traceparent header, and asserts the caller's trace id comes back in
+#     Jaeger with the run span under it.
 #
 # Environment: JAEGER_SCREENSHOT=FILE.png also saves a picture of the
 # analytical trace, drawn from Jaeger's query API (headless Chromium).
@@ -105,7 +106,7 @@ ask() { # route protocol endpoint question
     "$bin" ask --json --classifier offline "$4" > "$work/$1.json"
   echo "asked ($1, OTLP $2): $4"
 }
-ask chitchat http/protobuf http://127.0.0.1:4318 "how are you doing today?"
+ask chitchat http/protobuf http://127.0.0.1:4318 "how is your day going"  # small talk the classifier routes (a pure greeting is answered by the decision, no model)
 ask factual http/protobuf http://127.0.0.1:4318 "退货要在几天内发起？"
 ask analytical grpc http://127.0.0.1:4317 "对比一下差旅报销和招待报销的流程差异"
 
@@ -210,11 +211,12 @@ PY
 # ---------------------------------------------------------------------------
 # HTTP-service check: a request carrying a W3C traceparent header must come
 # back in Jaeger under that trace id, with the run span inside it. It runs
-# as soon as the CLI has a "serve" command. SERVE_ARGS, ASK_PATH, ASK_BODY
-# and AUTH_HEADER describe the service's API (defaults: "adaptrag serve"
-# without --auth on loopback, POST /v1/ask); adjust them if it changes.
+# through "adaptrag serve". SERVE_ARGS, ASK_PATH, ASK_BODY and AUTH_HEADER
+# describe the service's API (defaults: "adaptrag serve" without --auth on
+# loopback, POST /v1/ask); adjust them if it changes.
 # ---------------------------------------------------------------------------
-if "$bin" help 2>&1 | grep -qE '^ +adaptrag serve '; then
+commands=$("$bin" help 2>&1 || true) # captured first: grep -q closing the pipe early would fail it under pipefail
+if grep -qE '^ +adaptrag serve ' <<<"$commands"; then
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   SERVE_ARGS=${SERVE_ARGS:---addr 127.0.0.1:$port --classifier offline}
   ASK_PATH=${ASK_PATH:-/v1/ask}
