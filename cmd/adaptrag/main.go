@@ -4,18 +4,22 @@
 //
 //	adaptrag ask "退货要在几天内发起？"
 //	adaptrag ask --json "Compare travel claims and entertainment claims"
+//	adaptrag ask --history "P-204 的保修期多久？" "P-205 呢？"
 //	adaptrag graph --format mermaid
 //	adaptrag plan --json "报销费用超过5000需要谁审批"
 //	adaptrag ingest --store embedded:./kb docs/
-//	adaptrag eval retrieval --data DIR --mode hybrid
-//	adaptrag eval router --data FILE.jsonl
+//	adaptrag ls --store embedded:./kb
+//	adaptrag repair --store embedded:./kb
+//	adaptrag serve --addr 127.0.0.1:8080
+//	adaptrag mcp
+//	adaptrag eval retrieval|router|conversation --data ...
 //	adaptrag bench cost
 //
 // Environment: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL, OLLAMA_HOST
 // select a model (none: offline); OPENAI_EMBEDDING_MODEL,
 // OLLAMA_EMBEDDING_MODEL a remote embedder; ADAPTRAG_STORE the knowledge
-// base (as --store); OTEL_EXPORTER_OTLP_ENDPOINT an OTLP trace collector
-// such as Jaeger.
+// base (as --store); OTEL_EXPORTER_OTLP_ENDPOINT (and the other standard
+// OTEL_* variables) an OTLP collector such as Jaeger.
 package main
 
 import (
