@@ -28,7 +28,7 @@ func ExampleModel_WithTracing() {
 	for _, kv := range s.Attributes() {
 		switch kv.Key {
 		case "gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.input.messages":
-			fmt.Println(kv.Key, kv.Value.Emit())
+			fmt.Println(kv.Key, kv.Value.String())
 		}
 	}
 	// Output:

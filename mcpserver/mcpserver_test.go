@@ -177,7 +177,7 @@ func TestAsk(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range callSpan.Attributes() {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	if attrs["mcp.method.name"] != "tools/call" || attrs["gen_ai.tool.name"] != "ask" || attrs["gen_ai.operation.name"] != "execute_tool" {
 		t.Errorf("span attributes %v", attrs)

@@ -122,16 +122,3 @@ func (n *Nodes) Combine(ctx context.Context, s state.RAG) (state.RAG, error) {
 	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("adaptrag.parts", len(s.Parts)), attribute.Int("adaptrag.evidence.kept", len(s.Docs)))
 	return s, nil
 }
-
-// partOf returns the number of the part whose evidence holds the hit with
-// id, or 0.
-func partOf(s *state.RAG, id string) int {
-	for _, p := range s.Parts {
-		for _, e := range p.Evidence {
-			if e == id {
-				return p.N
-			}
-		}
-	}
-	return 0
-}

@@ -73,7 +73,7 @@ func Split(text string) []string {
 	}
 	var out []string
 	for _, p := range parts {
-		if ds := t.distribute(toks, clause{p.i, p.j}); len(ds) > 1 {
+		if ds := t.distribute(toks, clause(p)); len(ds) > 1 {
 			out = append(out, ds...)
 			continue
 		}

@@ -66,7 +66,7 @@ func TestResource(t *testing.T) {
 		}
 		m := map[attribute.Key]string{}
 		for _, kv := range res.Attributes() {
-			m[kv.Key] = kv.Value.Emit()
+			m[kv.Key] = kv.Value.String()
 		}
 		return m
 	}

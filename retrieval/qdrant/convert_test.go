@@ -27,7 +27,7 @@ func TestPointIDIsUUIDv5(t *testing.T) {
 	if PointID("ab", "c") == PointID("a", "bc") {
 		t.Error("tenant and id boundaries collide")
 	}
-	if PointID("x", "c1") != PointID("x", "c1") {
+	if a, b := PointID("x", "c1"), PointID("x", "c1"); a != b {
 		t.Error("PointID is not deterministic")
 	}
 }

@@ -44,6 +44,7 @@ func idKey(id *qdrant.PointId) (string, error) {
 	case *qdrant.PointId_Uuid:
 		u, ok := canonicalUUID(v.Uuid)
 		if !ok {
+			//lint:ignore ST1005 Qdrant's own wording, which clients may match on
 			return "", fmt.Errorf("Unable to parse UUID: %s", v.Uuid)
 		}
 		return "1:" + u, nil

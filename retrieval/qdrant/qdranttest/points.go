@@ -90,10 +90,11 @@ func (c *collection) addVector(p *point, name string, v *qdrant.Vector) error {
 	case nil:
 		// The deprecated flat encoding (Data, plus Indices for sparse),
 		// which older clients still send.
+		//lint:ignore SA1019 the fake accepts the deprecated encoding older clients send
 		if idx := v.GetIndices(); idx != nil {
-			sparse = &qdrant.SparseVector{Indices: idx.GetData(), Values: v.GetData()}
+			sparse = &qdrant.SparseVector{Indices: idx.GetData(), Values: v.GetData()} //lint:ignore SA1019 as above
 		} else {
-			dense = v.GetData()
+			dense = v.GetData() //lint:ignore SA1019 as above
 		}
 	default:
 		return status.Errorf(codes.Unimplemented, "qdranttest: vector kind %T", x)
