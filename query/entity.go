@@ -742,6 +742,16 @@ done:
 		}
 		t.add(span{kind: kind, role: RoleSubject, i: i, j: j, cue: cue})
 		return j
+	case digits > 0 && digits <= 3 && letters > 0 && letters <= 3 && lowers == 0 && !isDigit(t.at(i)) && (t.cueOrList(i, j)):
+		// A short model code (P1, X5, K2): only when a cue names it
+		// ("plan P1", "型号 X5") or it is listed with another of its shape
+		// ("P1 or P2"), since Q3, H1 or MP3 alone are not ids.
+		kind, cue := t.cueBefore(i)
+		if kind == "" {
+			kind = Product
+		}
+		t.add(span{kind: kind, role: RoleSubject, i: i, j: j, cue: cue})
+		return j
 	case digits == 0 && under && lowers == 0 && uppers >= 3:
 		t.add(span{kind: Code, role: RoleSubject, i: i, j: j}) // ERR_CONNECTION_RESET
 		return j
@@ -759,6 +769,62 @@ done:
 		}
 	}
 	return j
+}
+
+// cueOrList reports whether the short code at [i, j) has a cue word before
+// it, or is listed with another short code of its shape (before or after
+// it, across a list joiner).
+func (t *text) cueOrList(i, j int) bool {
+	if k, _ := t.cueBefore(i); k != "" {
+		return true
+	}
+	shape := func(a, b int) bool { // 1-3 capitals then 1-3 digits, nothing glued on
+		if a < 0 || b > len(t.cs) || a >= b || a > 0 && isAlnum(t.cs[a-1].r) || b < len(t.cs) && isAlnum(t.cs[b].r) {
+			return false
+		}
+		k := a
+		for k < b && isUpper(t.cs[k].r) {
+			k++
+		}
+		if k == a || k-a > 3 || b-k == 0 || b-k > 3 {
+			return false
+		}
+		for ; k < b; k++ {
+			if !isDigit(t.cs[k].r) {
+				return false
+			}
+		}
+		return true
+	}
+	codeAt := func(a int) (int, bool) { // the end of a short code starting at a
+		b := a
+		for b < len(t.cs) && isAlnum(t.cs[b].r) {
+			b++
+		}
+		return b, shape(a, b)
+	}
+	for _, c := range listJoiners {
+		// After: "P1 or P2".
+		k := t.skipSpaces(j)
+		if t.hasAt(k, c) {
+			if _, ok := codeAt(t.skipSpaces(k + utf8.RuneCountInString(c))); ok {
+				return true
+			}
+		}
+		// Before: "… P1 or P2" seen from P2.
+		p := t.backSpaces(i)
+		if t.endsWith(p, c) {
+			q := t.backSpaces(p - utf8.RuneCountInString(c))
+			a := q
+			for a > 0 && isAlnum(t.cs[a-1].r) {
+				a--
+			}
+			if shape(a, q) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isCamel reports an identifier written in CamelCase: at least two capitals

@@ -52,3 +52,25 @@ func TestEntities(t *testing.T) {
 		}
 	}
 }
+
+// Short model codes count as ids only with a cue or beside another code of
+// their shape; alone they are quarters, halves or formats.
+func TestShortCodes(t *testing.T) {
+	for q, want := range map[string]int{
+		"Which plan includes roaming, P1 or P2?": 2,
+		"套餐 P1 和 P2 哪个便宜":                        2,
+		"型号 X5 的保修期":                             1,
+		"Q3 revenue":                             0, // a quarter, not a product
+		"upgrade to 5G":                          0,
+	} {
+		n := 0
+		for _, e := range query.Entities(q) {
+			if e.Kind == query.Product {
+				n++
+			}
+		}
+		if n != want {
+			t.Errorf("%q: %d product ids %+v, want %d", q, n, query.Entities(q), want)
+		}
+	}
+}
