@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -312,16 +313,22 @@ func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hi
 			}
 		}
 	}
+	// Sum over the query terms in a fixed order: map order would change
+	// the floating-point sums, and with them how ties between sentences
+	// break, from one run to the next.
+	order := slices.Sorted(maps.Keys(qterms))
 	var total float64
 	idf := map[string]float64{}
-	for tok := range qterms {
+	for _, tok := range order {
 		idf[tok] = 1 / float64(1+df[tok])
 		total += idf[tok]
 	}
 	for i := range sents {
 		var s float64
-		for tok := range toks[i] {
-			s += idf[tok]
+		for _, tok := range order {
+			if toks[i][tok] {
+				s += idf[tok]
+			}
 		}
 		if total > 0 && s > 0 {
 			sents[i].score = s/total + 0.05/float64(1+sents[i].doc)
