@@ -24,11 +24,11 @@ import (
 
 // Questions of the fault matrix, each reaching the seam it is asked with.
 const (
-	fqFactual    = "退货要在几天内发起？"                // dense, FAQ, calibrator, model
-	fqAnalytical = "对比一下差旅报销和招待报销的流程差异"         // hybrid and the reranker
-	fqChain      = "订单 A100 的产品适用哪份特殊规则？"        // the look-up, record by record
-	fqTotal      = "这个月所有 P-204 订单的退款总额是多少？"     // the look-up's totals
-	modelAnswer  = "无理由退货须在签收后 7 天内发起 [1]。" // what the healthy model answers
+	fqFactual    = "退货要在几天内发起？"              // dense, FAQ, calibrator, model
+	fqAnalytical = "对比一下差旅报销和招待报销的流程差异"      // hybrid and the reranker
+	fqChain      = "订单 A100 的产品适用哪份特殊规则？"    // the look-up, record by record
+	fqTotal      = "这个月所有 P-204 订单的退款总额是多少？" // the look-up's totals
+	modelAnswer  = "无理由退货须在签收后 7 天内发起 [1]。"  // what the healthy model answers
 )
 
 // outcome is what a faulted run must end with, as docs/architecture.md's
