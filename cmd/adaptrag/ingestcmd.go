@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/adaptrag/adaptrag/ingest"
 	"github.com/adaptrag/adaptrag/kb"
@@ -40,6 +41,21 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	}
 	if len(pos) == 0 && len(faqs) == 0 {
 		return fmt.Errorf("%w: want at least one PATH (or --faq FILE)", errUsage)
+	}
+	if !*prune {
+		// Not one PATH to read (a mistyped folder): fail before a
+		// knowledge base is created. (With --prune a folder that is gone
+		// is meaningful: its documents are deleted.)
+		var rep ingest.Report
+		for _, p := range append(slices.Clone(pos), faqs...) {
+			if _, err := os.Stat(p); err != nil {
+				rep.Errors = append(rep.Errors, ingest.FileError{Path: p, Err: err})
+			}
+		}
+		if len(rep.Errors) == len(pos)+len(faqs) {
+			printReport(e, rep, *store, *verbose)
+			return fmt.Errorf("nothing ingested: %s", whyNothing(rep))
+		}
 	}
 	emb, err := embed.FromConfig(embed.ConfigFromEnv())
 	if err != nil {
