@@ -365,6 +365,7 @@ func TestIngestCrashMatrix(t *testing.T) {
 	files := map[int]int{}
 	old := docState{} // what the store holds
 	var total, totalAcked, totalRuns int
+	phase, perScenario := map[string]int{}, map[string]int{}
 	per := max(1, kills/len(scenarios)) // kills per scenario and pass
 	for pass := 0; pass == 0 || total < kills; pass++ {
 		for si, sc := range scenarios {
@@ -412,6 +413,15 @@ func TestIngestCrashMatrix(t *testing.T) {
 				totalRuns++
 				if !res.finished {
 					total++
+					switch {
+					case len(res.acked) == 0:
+						phase["before the first file was stored"]++
+					case len(res.acked) == len(files):
+						phase["after the last file (pruning or exiting)"]++
+					default:
+						phase["between files or inside one"]++
+					}
+					perScenario[sc.name]++
 				}
 				totalAcked += len(res.acked)
 				acked := map[string]bool{}
@@ -438,6 +448,7 @@ func TestIngestCrashMatrix(t *testing.T) {
 	}
 	t.Logf("ingest crash matrix: %d kills over %d runs of adaptrag ingest (%d files acknowledged before a kill or at the end); every kill left a knowledge base that opens, with each document whole and every acknowledged one in its new version",
 		total, totalRuns, totalAcked)
+	t.Logf("kills by scenario %v; by moment %v", perScenario, phase)
 }
 
 // checkAfterKill opens the knowledge base read-only, as ask does, and
