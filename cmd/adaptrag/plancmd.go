@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/adaptrag/adaptrag"
-
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/router"
 )
