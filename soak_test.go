@@ -151,7 +151,9 @@ func TestSoak(t *testing.T) {
 	deadline := time.Now().Add(d)
 	var served, refreshes, writes, checks atomic.Int64
 	errs := make(chan error, 16)
+	var failures atomic.Int64
 	report := func(err error) {
+		failures.Add(1)
 		select {
 		case errs <- err:
 		default:
@@ -261,8 +263,8 @@ func TestSoak(t *testing.T) {
 	if g := runtime.NumGoroutine(); g > goroutines0 {
 		t.Errorf("%d goroutines after closing everything, %d before opening", g, goroutines0)
 	}
-	t.Logf("soak: %v, %d asks and searches served, %d writes acknowledged, %d refreshes (%d visibility checks), 0 errors; live heap %d -> %d KiB, goroutines %d -> %d",
-		d, served.Load(), writes.Load(), refreshes.Load(), checks.Load(), heap1>>10, heap2>>10, goroutines1, goroutines2)
+	t.Logf("soak: %v, %d asks and searches served, %d writes acknowledged, %d refreshes (%d visibility checks), %d errors; live heap %d -> %d KiB, goroutines %d -> %d",
+		d, served.Load(), writes.Load(), refreshes.Load(), checks.Load(), failures.Load(), heap1>>10, heap2>>10, goroutines1, goroutines2)
 }
 
 // liveHeap returns the bytes of live heap after a full collection.
