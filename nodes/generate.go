@@ -38,6 +38,9 @@ func (n *Nodes) Chitchat(ctx context.Context, s state.RAG) (state.RAG, error) {
 	msgs = append(msgs, llm.Message{Role: "user", Content: s.Question})
 	resp, err := n.p.Generator.Generate(gctx, llm.Request{Messages: msgs, MaxTokens: 200})
 	llm.Charge(ctx, resp.Usage)
+	if err == nil {
+		err = blank(resp.Text)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return s, ctx.Err()
@@ -48,6 +51,15 @@ func (n *Nodes) Chitchat(ctx context.Context, s state.RAG) (state.RAG, error) {
 	}
 	s.Answer = strings.TrimSpace(resp.Text)
 	return s, nil
+}
+
+// blank reports an answer with no text as a refusal: a model that says
+// nothing has not answered, whatever its client made of it.
+func blank(text string) error {
+	if strings.TrimSpace(text) == "" {
+		return fmt.Errorf("%w: the answer is empty", llm.ErrRefused)
+	}
+	return nil
 }
 
 func historyMessages(h []state.Message) []llm.Message {
@@ -83,6 +95,9 @@ func (n *Nodes) Generate(ctx context.Context, s state.RAG) (state.RAG, error) {
 			resp, err = n.p.Generator.Generate(gctx, req)
 		}
 		llm.Charge(ctx, resp.Usage)
+		if err == nil {
+			err = blank(resp.Text)
+		}
 		if err == nil {
 			s.Answer = strings.TrimSpace(resp.Text)
 			s.Citations = citationsIn(s.Answer, s.Docs)

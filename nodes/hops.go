@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -127,6 +128,10 @@ func (n *Nodes) Hops(ctx context.Context, s state.RAG) (state.RAG, error) {
 		start := time.Now()
 		hop := state.Hop{N: len(s.Hops) + 1, Kind: "lookup", Input: ref.kind + " " + ref.id}
 		rec, err := n.p.Lookup.Get(ctx, c.Scope, c.Actor, ref.kind, ref.id)
+		if err == nil && (rec.Kind != ref.kind || strings.TrimSpace(rec.ID) == "") {
+			// Not the record asked for: it must not become evidence.
+			err = fmt.Errorf("look-up answered %q record %q for %s %s: %w", rec.Kind, rec.ID, ref.kind, ref.id, retrieval.ErrInvalid)
+		}
 		t := state.SubTask{Node: NodeHops, Kind: "lookup", Task: "lookup " + ref.kind, Input: s.Question, Query: ref.kind + " " + ref.id, Took: time.Since(start)}
 		switch {
 		case err == nil:
@@ -308,6 +313,9 @@ func (n *Nodes) Aggregate(ctx context.Context, s state.RAG) (state.RAG, error) {
 	c := CallerOf(ctx)
 	start := time.Now()
 	a, err := agg.Aggregate(ctx, c.Scope, c.Actor, s.Query.Text)
+	if err == nil && (math.IsNaN(a.Value) || math.IsInf(a.Value, 0)) {
+		err = fmt.Errorf("the look-up's %s is %v: %w", a.Op, a.Value, retrieval.ErrInvalid)
+	}
 	st := state.SubTask{Node: NodeAggregate, Kind: "aggregate", Task: "aggregate", Input: s.Question, Query: a.Query, Hits: len(a.Records), Took: time.Since(start), Status: state.StatusOK}
 	if err != nil {
 		st.Status, st.Err = statusOf(err), err.Error()

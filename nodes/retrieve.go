@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path"
 	"reflect"
 	"slices"
@@ -52,11 +53,31 @@ func (n *Nodes) embedQuery(ctx context.Context, s *state.RAG) ([]float32, error)
 	if err != nil {
 		return nil, fmt.Errorf("embed query: %w", err)
 	}
-	if len(vs) != 1 {
-		return nil, fmt.Errorf("embed query: %d vectors for 1 text: %w", len(vs), retrieval.ErrInvalid)
+	if err := checkVectors(vs, 1); err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
 	}
 	s.Query.Vector, s.Query.VectorText = vs[0], s.Query.Text
 	return vs[0], nil
+}
+
+// checkVectors refuses an embedder's answer that is not one usable vector
+// per text: a wrong count, an empty vector, or a NaN or infinite value (a
+// store would find nothing with it, and the run would say "not found").
+func checkVectors(vs [][]float32, texts int) error {
+	if len(vs) != texts {
+		return fmt.Errorf("%d vectors for %d texts: %w", len(vs), texts, retrieval.ErrInvalid)
+	}
+	for i, v := range vs {
+		if len(v) == 0 {
+			return fmt.Errorf("vector %d is empty: %w", i, retrieval.ErrInvalid)
+		}
+		for _, x := range v {
+			if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
+				return fmt.Errorf("vector %d holds %v: %w", i, x, retrieval.ErrInvalid)
+			}
+		}
+	}
+	return nil
 }
 
 // searchFunc is one search method of a Searcher.
@@ -100,6 +121,12 @@ func (n *Nodes) search(ctx context.Context, s *state.RAG, node, task, collection
 				t.IDs = append(t.IDs, h.Chunk.ID)
 			}
 		}
+		if err == nil {
+			err = checkScores(hits)
+			if err != nil {
+				t.Status, t.Err = state.StatusError, err.Error()
+			}
+		}
 		s.Log(t)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", task, err)
@@ -113,6 +140,17 @@ func (n *Nodes) search(ctx context.Context, s *state.RAG, node, task, collection
 		}
 		return hits, nil
 	}
+}
+
+// checkScores refuses hits with a NaN or infinite score: a store that
+// answers them is broken, and the score would reach the output.
+func checkScores(hits []retrieval.Hit) error {
+	for i, h := range hits {
+		if math.IsNaN(h.Score) || math.IsInf(h.Score, 0) {
+			return fmt.Errorf("hit %d (%q) has score %v: %w", i, h.Chunk.ID, h.Score, retrieval.ErrInvalid)
+		}
+	}
+	return nil
 }
 
 // backendName names a store for spans: the last element of its type's
@@ -273,17 +311,18 @@ func (n *Nodes) multiSearch(ctx context.Context, s *state.RAG, node string, mode
 	}
 	if s.Query.HyDE != "" {
 		vs, err := n.p.Embedder.Embed(ctx, []string{s.Query.HyDE})
+		if err == nil {
+			err = checkVectors(vs, 1)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("embed hypothetical passage: %w", err)
 		}
-		if len(vs) == 1 {
-			hits, err := n.search(ctx, s, node, "dense docs (hypothetical passage)", CollectionDocs,
-				retrieval.Request{Vector: vs[0], K: k}, n.p.Docs.SearchDense, n.p.Docs)
-			if err != nil {
-				return nil, err
-			}
-			texts, lists = append(texts, "hyde"), append(lists, hits)
+		hits, err := n.search(ctx, s, node, "dense docs (hypothetical passage)", CollectionDocs,
+			retrieval.Request{Vector: vs[0], K: k}, n.p.Docs.SearchDense, n.p.Docs)
+		if err != nil {
+			return nil, err
 		}
+		texts, lists = append(texts, "hyde"), append(lists, hits)
 	}
 	if len(lists) == 1 {
 		return lists[0], nil
@@ -367,8 +406,8 @@ func (n *Nodes) embedTexts(ctx context.Context, s *state.RAG, texts []string) ([
 	if err != nil {
 		return nil, fmt.Errorf("embed query variants: %w", err)
 	}
-	if len(vs) != len(todo) {
-		return nil, fmt.Errorf("embed query variants: %d vectors for %d texts: %w", len(vs), len(todo), retrieval.ErrInvalid)
+	if err := checkVectors(vs, len(todo)); err != nil {
+		return nil, fmt.Errorf("embed query variants: %w", err)
 	}
 	for j, i := range at {
 		out[i] = vs[j]
@@ -447,11 +486,18 @@ func (n *Nodes) Evidence(ctx context.Context, s state.RAG) (state.RAG, error) {
 	t := state.SubTask{Node: NodeEvidence, Kind: "evidence", Task: "relevance and size", Input: s.Question, Query: s.Query.Text, Status: state.StatusOK}
 	if n.p.Calibrator != nil && len(pool) > 0 {
 		pool = slices.Clone(pool)
-		if err := n.p.Calibrator.Calibrate(ctx, s.Query.Text, pool); err != nil {
+		err := n.p.Calibrator.Calibrate(ctx, s.Query.Text, pool)
+		if err == nil {
+			err = checkRelevance(pool)
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return s, ctx.Err()
 			}
 			// Without relevance no floor can act: keep the passages, say so.
+			for i := range pool {
+				pool[i].Relevance = 0
+			}
 			s.Warn(NodeEvidence, KindOf(err), fmt.Errorf("relevance not computed, no floor applied: %w", err))
 			t.Status, t.Err = state.StatusFallback, err.Error()
 		} else {
@@ -473,6 +519,17 @@ func (n *Nodes) Evidence(ctx context.Context, s state.RAG) (state.RAG, error) {
 	s.Log(t)
 	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("adaptrag.evidence.in", in), attribute.Int("adaptrag.evidence.kept", len(s.Docs)))
 	return s, nil
+}
+
+// checkRelevance refuses a calibrator's answer outside [0, 1] (NaN
+// included, which no floor would drop).
+func checkRelevance(hits []retrieval.Hit) error {
+	for i, h := range hits {
+		if !(h.Relevance >= 0 && h.Relevance <= 1) {
+			return fmt.Errorf("calibrator gave hit %d (%q) relevance %v, outside [0, 1]: %w", i, h.Chunk.ID, h.Relevance, retrieval.ErrInvalid)
+		}
+	}
+	return nil
 }
 
 // RouteAfterEvidence is the router after NodeEvidence: LabelDone for a

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -99,11 +100,20 @@ func historyMessages(flags []string, file string) ([]adaptrag.Message, error) {
 	return msgs, nil
 }
 
+// writeJSON prints v as indented JSON. The text stays exact, and nothing
+// in it can act on a terminal: encoding/json escapes the C0 controls, and
+// the C1 controls and bidirectional overrides, which it leaves as they
+// are, are escaped too (see escapeTerminal).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeTerminal(buf.Bytes()))
+	return err
 }
 
 // printAnswer writes the human form of a result. Text that comes from

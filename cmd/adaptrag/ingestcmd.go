@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/adaptrag/adaptrag/ingest"
 	"github.com/adaptrag/adaptrag/kb"
@@ -41,6 +42,21 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	if len(pos) == 0 && len(faqs) == 0 {
 		return fmt.Errorf("%w: want at least one PATH (or --faq FILE)", errUsage)
 	}
+	if !*prune {
+		// Not one PATH to read (a mistyped folder): fail before a
+		// knowledge base is created. (With --prune a folder that is gone
+		// is meaningful: its documents are deleted.)
+		var rep ingest.Report
+		for _, p := range append(slices.Clone(pos), faqs...) {
+			if _, err := os.Stat(p); err != nil {
+				rep.Errors = append(rep.Errors, ingest.FileError{Path: p, Err: err})
+			}
+		}
+		if len(rep.Errors) == len(pos)+len(faqs) {
+			printReport(e, rep, *store, *verbose)
+			return fmt.Errorf("nothing ingested: %s", whyNothing(rep))
+		}
+	}
 	emb, err := embed.FromConfig(embed.ConfigFromEnv())
 	if err != nil {
 		return err
@@ -68,12 +84,13 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 }
 
 // printReport writes the summary to stdout and the problems to stderr.
+// File names are cleaned of terminal control sequences.
 func printReport(e *env, rep ingest.Report, store string, verbose bool) {
 	fmt.Fprintf(e.stdout, "ingested %d files, %d chunks, %d FAQ entries into %s\n", rep.Files, rep.Chunks, rep.FAQEntries, store)
 	if n := len(rep.Pruned); n > 0 {
 		fmt.Fprintf(e.stdout, "pruned %d %s whose file is gone:\n", n, plural(n, "document", "documents"))
 		for _, d := range rep.Pruned {
-			fmt.Fprintf(e.stdout, "  %s (%d chunks)\n", cmp.Or(d.Origin, d.DocID), d.Chunks)
+			fmt.Fprintf(e.stdout, "  %s (%d chunks)\n", clean(cmp.Or(d.Origin, d.DocID)), d.Chunks)
 		}
 	}
 	if n := len(rep.Skipped); n > 0 {
@@ -83,7 +100,7 @@ func printReport(e *env, rep ingest.Report, store string, verbose bool) {
 			shown = shown[:skippedShown]
 		}
 		for _, s := range shown {
-			fmt.Fprintf(e.stderr, "  %s: %s\n", s.Path, s.Reason)
+			fmt.Fprintf(e.stderr, "  %s: %s\n", clean(s.Path), clean(s.Reason))
 		}
 		if len(shown) < n {
 			fmt.Fprintf(e.stderr, "  ... and %d more (--verbose names them all)\n", n-len(shown))
@@ -91,7 +108,7 @@ func printReport(e *env, rep ingest.Report, store string, verbose bool) {
 	}
 	outside := false
 	for _, fe := range rep.Errors {
-		fmt.Fprintf(e.stderr, "  failed: %s: %v\n", fe.Path, fe.Err)
+		fmt.Fprintf(e.stderr, "  failed: %s: %s\n", clean(fe.Path), clean(fe.Err.Error()))
 		outside = outside || errors.Is(fe.Err, ingest.ErrOutsideRoot)
 	}
 	if outside {

@@ -76,14 +76,14 @@ func runLs(ctx context.Context, e *env, args []string) error {
 		if !d.IngestedAt.IsZero() {
 			at = d.IngestedAt.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", d.Chunks, at, shortHash(d.ContentHash), cmp.Or(d.Source, "-"), cmp.Or(d.Origin, d.DocID))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", d.Chunks, at, shortHash(d.ContentHash), clean(cmp.Or(d.Source, "-")), clean(cmp.Or(d.Origin, d.DocID)))
 	}
 	tw.Flush()
 	fmt.Fprintf(e.stdout, "%d %s, %d chunks; %d FAQ %s", len(docs), plural(len(docs), "document", "documents"),
 		chunks, out.FAQEntries, plural(out.FAQEntries, "entry", "entries"))
 	var from []string
 	for _, f := range faq {
-		from = append(from, cmp.Or(f.Origin, f.DocID))
+		from = append(from, clean(cmp.Or(f.Origin, f.DocID)))
 	}
 	if len(from) > 0 {
 		fmt.Fprintf(e.stdout, " from %s", strings.Join(from, ", "))

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"unicode/utf8"
 
+	"github.com/adaptrag/adaptrag"
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/router"
 )
@@ -36,6 +38,14 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	}
 	if len(pos) != 1 {
 		return fmt.Errorf("%w: want one QUESTION, got %d arguments", errUsage, len(pos))
+	}
+	if err := checkQuestionArg(pos[0]); err != nil {
+		return err
+	}
+	for i, h := range history {
+		if !utf8.ValidString(h) {
+			return fmt.Errorf("%w: --history %d: %w", errUsage, i+1, adaptrag.ErrInvalidUTF8)
+		}
 	}
 	settings := policy(*store).Plan
 	if *sources != "" {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // clean makes text from documents and models safe to print on a terminal:
@@ -29,4 +31,24 @@ func unsafeRune(r rune) bool {
 		return true // line separators and bidirectional overrides
 	}
 	return unicode.IsControl(r)
+}
+
+// escapeTerminal rewrites the characters of encoded JSON that unsafeRune
+// refuses and encoding/json leaves as they are (C1 controls, line
+// separators, bidirectional overrides) as \uXXXX escapes: the same text
+// once decoded, inert on a terminal. Outside strings JSON holds ASCII
+// only, so every such character is inside a string.
+func escapeTerminal(b []byte) []byte {
+	if utf8.Valid(b) && !strings.ContainsFunc(string(b), func(r rune) bool { return r >= 0x80 && unsafeRune(r) }) {
+		return b
+	}
+	var out strings.Builder
+	for _, r := range string(b) {
+		if r >= 0x80 && unsafeRune(r) {
+			fmt.Fprintf(&out, `\u%04x`, r)
+			continue
+		}
+		out.WriteRune(r)
+	}
+	return []byte(out.String())
 }

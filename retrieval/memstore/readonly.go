@@ -133,11 +133,11 @@ func (s *Store) refreshTail(ctx context.Context) (done bool, err error) {
 		}
 		start, seq = hdr.len, hdr.base
 	}
-	if st.Size() < start {
-		return false, nil
+	if start < 0 || st.Size() < start {
+		return false, nil // position unknown, or the log was cut: reload
 	}
 	if st.Size() == start {
-		d.logInfo = st
+		d.walSize, d.seq, d.logInfo = start, seq, st
 		return true, nil
 	}
 	var ops []logOp
