@@ -242,6 +242,10 @@ func TestSoak(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// The test's own record of every version it wrote (two map entries
+	// per write) grows with the writes; drop it so that only what the
+	// store, the pipeline and the requests left behind is measured.
+	st.version, st.chunks = nil, nil
 	st.mu.Unlock()
 
 	heap2, goroutines2 := liveHeap(), runtime.NumGoroutine()
@@ -250,7 +254,7 @@ func TestSoak(t *testing.T) {
 	}
 	// The stores hold as many documents as before; what a request or a
 	// write leaves behind would add up over thousands of them.
-	if grow := int64(heap2) - int64(heap1); grow > 8<<20 && float64(heap2) > 1.5*float64(heap1) {
+	if grow := int64(heap2) - int64(heap1); grow > 2<<20 && float64(heap2) > 1.5*float64(heap1) {
 		t.Errorf("the live heap grew from %d to %d bytes", heap1, heap2)
 	}
 	for _, c := range []func() error{rk.Close, wdocs.Close, wfaq.Close} {

@@ -199,8 +199,11 @@ func (ix *Index) Remove(id uint32) {
 }
 
 // compact drops dead slots, renumbering the live ones in order, and
-// recomputes the per-term bounds. Terms without live postings keep their
-// (now empty) entry so that term ids stay valid.
+// recomputes the per-term bounds. Terms left without live postings are
+// dropped too and the rest renumbered in order, so a writer that keeps
+// replacing documents with new words (revision numbers, dates, ids) does
+// not grow its vocabulary forever; the order of term ids, which fixes the
+// summation order of scores, is kept.
 func (ix *Index) compact() {
 	remap := make([]uint32, len(ix.ids))
 	n := uint32(0)
@@ -237,6 +240,39 @@ func (ix *Index) compact() {
 		} else {
 			p.slots, p.tfs = slices.Clip(p.slots[:w]), slices.Clip(p.tfs[:w])
 		}
+	}
+	ix.dropEmptyTerms()
+}
+
+// dropEmptyTerms removes the terms without postings and renumbers the rest
+// in their old order. A new dictionary is built because Go maps do not
+// shrink when keys are deleted.
+func (ix *Index) dropEmptyTerms() {
+	remap := make([]uint32, len(ix.terms))
+	n := uint32(0)
+	for t := range ix.terms {
+		if len(ix.terms[t].slots) == 0 {
+			remap[t] = math.MaxUint32
+			continue
+		}
+		remap[t] = n
+		ix.terms[n] = ix.terms[t]
+		n++
+	}
+	if int(n) == len(ix.terms) {
+		return
+	}
+	clear(ix.terms[n:])
+	ix.terms = slices.Clip(ix.terms[:n])
+	dict := make(map[string]uint32, n)
+	for tok, t := range ix.dict {
+		if r := remap[t]; r != math.MaxUint32 {
+			dict[tok] = r
+		}
+	}
+	ix.dict = dict
+	for i, t := range ix.fwd {
+		ix.fwd[i] = remap[t]
 	}
 }
 

@@ -186,6 +186,33 @@ func TestCompaction(t *testing.T) {
 	}
 }
 
+// A writer that keeps replacing documents with words never seen before
+// (revision numbers, dates) must not keep every word it ever saw: found by
+// a 10-minute soak, where the vocabulary grew by one term per write.
+func TestCompactionDropsDeadTerms(t *testing.T) {
+	an := analysis.Whitespace()
+	r := rand.New(rand.NewPCG(3, 4))
+	z := rand.NewZipf(r, 1.1, 1, 200)
+	ix, o := New(Params{Analyzer: an}), newOracle(an)
+	for v := range 20000 {
+		id := uint32(v % 10)
+		text := fmt.Sprintf("%s revision%d", randomText(r, z, 8), v)
+		ix.Add(id, text)
+		o.docs[id] = an.Tokens(text)
+	}
+	// Live documents hold at most 10 revision words and 200 others; dead
+	// slots awaiting compaction (at most 1024) hold one revision word each.
+	if n := len(ix.dict); n > 10+200+1100 || len(ix.terms) != n {
+		t.Fatalf("vocabulary of %d terms (%d entries) for %d live documents", n, len(ix.terms), ix.Len())
+	}
+	for v := 19990; v < 20000; v++ {
+		check(t, ix, o, []string{fmt.Sprintf("revision%d", v)}, 3, nil)
+	}
+	for range 50 {
+		check(t, ix, o, an.Tokens(randomText(r, z, 5)), 10, nil)
+	}
+}
+
 func TestTiesByID(t *testing.T) {
 	ix := New(Params{})
 	for _, id := range []uint32{9, 4, 7, 1} {
