@@ -11,6 +11,7 @@ import (
 	"github.com/adaptrag/adaptrag"
 	"github.com/adaptrag/adaptrag/ingest"
 	"github.com/adaptrag/adaptrag/llm/llmtest"
+	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/embed"
 	"github.com/adaptrag/adaptrag/retrieval/memstore"
 	"github.com/adaptrag/adaptrag/state"
@@ -178,5 +179,65 @@ func TestPromptInjectionStaysFenced(t *testing.T) {
 		if strings.Contains(sys, "Ignore previous") || strings.Contains(sys, "administrator password") {
 			t.Errorf("%s: passage text reached the system prompt", q)
 		}
+	}
+}
+
+// A question that compares two subjects keeps the passages about each
+// side: judged against the whole question, each covered half its words and
+// fell under the relevance floor, and the run answered "not found" or from
+// one side only.
+func TestComparisonKeepsBothSides(t *testing.T) {
+	p := newFixture(t).pipeline(t)
+	for _, c := range []struct {
+		q            string
+		sideA, sideB string // words in the heading or text of a kept passage
+	}{
+		{"Compare annual leave and sick leave rules", "annual leave", "sick"},
+		{"What should I do differently for a lost laptop versus a forgotten password?", "lost", "password"},
+		{"年假和病假有什么区别？", "年假", "病假"},
+	} {
+		res := ask(t, p, c.q)
+		if res.AnsweredBy == state.ByNotFound {
+			t.Errorf("%s: not found", c.q)
+			continue
+		}
+		has := func(w string) bool {
+			for _, d := range res.Docs {
+				if strings.Contains(strings.ToLower(d.Title+" "+d.Text), w) {
+					return true
+				}
+			}
+			return false
+		}
+		if !has(c.sideA) || !has(c.sideB) {
+			t.Errorf("%s: kept %d passages; side %q kept %v, side %q kept %v", c.q, len(res.Docs), c.sideA, has(c.sideA), c.sideB, has(c.sideB))
+		}
+	}
+}
+
+// onlyFAQ answers every FAQ search with one entry and finds no documents.
+type onlyFAQ struct {
+	retrieval.Searcher
+	hit retrieval.Hit
+}
+
+func (o onlyFAQ) SearchDense(context.Context, retrieval.Request) ([]retrieval.Hit, error) {
+	return []retrieval.Hit{o.hit}, nil
+}
+
+// An FAQ entry's answer answers its question even when it repeats none of
+// the question's words ("How much annual leave…" -> "5 days with…"): the
+// extractive answer quotes it instead of saying "not found".
+func TestFAQAnswerSharingNoWordIsQuoted(t *testing.T) {
+	f := newFixture(t)
+	f.deps.FAQ = onlyFAQ{Searcher: f.faq, hit: retrieval.Hit{Score: 0.5, Method: retrieval.MethodDense, Chunk: retrieval.Chunk{
+		ID: "faq:leave", Title: "How much annual leave do I get?", ContentType: retrieval.ContentFAQ,
+		Text: "How much annual leave do I get?\n5 days with 1 to 10 years of working experience.",
+		Meta: map[string]string{retrieval.MetaQuestion: "How much annual leave do I get?", retrieval.MetaAnswer: "5 days with 1 to 10 years of working experience."},
+	}}}
+	f.deps.Docs = onlyFAQ{Searcher: f.docs} // no documents: the FAQ entry is the only evidence
+	res := ask(t, f.pipeline(t), "How much annual leave will I get?")
+	if res.AnsweredBy != state.ByExtractive || !strings.Contains(res.Answer, "5 days with 1 to 10 years") || len(res.Citations) != 1 {
+		t.Errorf("answered by %s: %q, %d citations; want the FAQ answer quoted and cited", res.AnsweredBy, res.Answer, len(res.Citations))
 	}
 }

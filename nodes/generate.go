@@ -289,12 +289,24 @@ func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hi
 	}
 	// A passage's heading path says what its sentences are about: its terms
 	// count for every sentence that matches the question by itself.
+	// An FAQ entry's answer answers its question, so the question's terms
+	// count for every sentence of the answer, matching or not ("5 days with
+	// 1 to 10 years…" answers "how many days of annual leave…").
 	titleTerms := make([]map[string]bool, len(docs))
+	faqTerms := make([]map[string]bool, len(docs))
 	for i, h := range docs {
 		titleTerms[i] = map[string]bool{}
 		for _, tok := range terms(h.Chunk.Title) {
 			if qterms[tok] {
 				titleTerms[i][tok] = true
+			}
+		}
+		if q := h.Chunk.Meta[retrieval.MetaQuestion]; q != "" && h.Chunk.Meta[retrieval.MetaAnswer] != "" {
+			faqTerms[i] = map[string]bool{}
+			for _, tok := range terms(q) {
+				if qterms[tok] {
+					faqTerms[i][tok] = true
+				}
 			}
 		}
 	}
@@ -318,6 +330,12 @@ func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hi
 		toks[i] = map[string]bool{}
 		for _, tok := range terms(st.text) {
 			if qterms[tok] && !toks[i][tok] {
+				toks[i][tok] = true
+				df[tok]++
+			}
+		}
+		for tok := range faqTerms[st.doc] {
+			if !toks[i][tok] {
 				toks[i][tok] = true
 				df[tok]++
 			}

@@ -127,7 +127,7 @@ func (c *Calibrator) Calibrate(ctx context.Context, query string, hits []retriev
 	if len(hits) == 0 {
 		return nil
 	}
-	q := feature.Prepare(query)
+	qs := prepare(query)
 	s := c.pool.Get().(*feature.Scratch)
 	defer c.pool.Put(s)
 	for i := range hits {
@@ -136,7 +136,7 @@ func (c *Calibrator) Calibrate(ctx context.Context, query string, hits []retriev
 				return fmt.Errorf("relevance: %w", err)
 			}
 		}
-		hits[i].Relevance = c.relevance(q, s, &hits[i].Chunk)
+		hits[i].Relevance = c.best(qs, s, &hits[i].Chunk)
 	}
 	return nil
 }
@@ -144,6 +144,7 @@ func (c *Calibrator) Calibrate(ctx context.Context, query string, hits []retriev
 // Explanation shows how Relevance was computed for one hit.
 type Explanation struct {
 	FAQ       bool               // the FAQ model was used (matched on the question)
+	Facet     string             // the side of the question judged, when one scored above the whole
 	Features  map[string]float64 // by FeatureNames
 	Logit     float64            // the linear score before the logistic
 	Relevance float64
@@ -155,14 +156,22 @@ func (c *Calibrator) Explain(query string, h retrieval.Hit) (Explanation, error)
 	if c.err != nil {
 		return Explanation{}, c.err
 	}
-	q := feature.Prepare(query)
+	q, facet := feature.Prepare(query), ""
 	var s feature.Scratch
+	if best := c.relevance(q, &s, &h.Chunk); q.Units() > 0 {
+		for _, f := range facets(query) {
+			fq := feature.Prepare(f)
+			if r := c.relevance(fq, &s, &h.Chunk); r > best {
+				best, q, facet = r, fq, f
+			}
+		}
+	}
 	v, faq := extract(q, &s, &h.Chunk)
 	l := c.m.Doc
 	if faq {
 		l = c.m.FAQ
 	}
-	e := Explanation{FAQ: faq, Features: map[string]float64{}}
+	e := Explanation{FAQ: faq, Facet: facet, Features: map[string]float64{}}
 	for i, n := range feature.Names {
 		e.Features[n] = v[i]
 	}
@@ -171,6 +180,31 @@ func (c *Calibrator) Explain(query string, h retrieval.Hit) (Explanation, error)
 		e.Relevance = sigmoid(e.Logit)
 	}
 	return e, nil
+}
+
+// prepare analyses the query and, when it joins or contrasts subjects,
+// each of its sides (see facets).
+func prepare(query string) []*feature.Query {
+	q := feature.Prepare(query)
+	fs := facets(query)
+	if q.Units() == 0 || len(fs) == 0 {
+		return []*feature.Query{q}
+	}
+	qs := make([]*feature.Query, 1, 1+len(fs))
+	qs[0] = q
+	for _, f := range fs {
+		qs = append(qs, feature.Prepare(f))
+	}
+	return qs
+}
+
+// best is the highest relevance of ch to the query or one of its sides.
+func (c *Calibrator) best(qs []*feature.Query, s *feature.Scratch, ch *retrieval.Chunk) float64 {
+	r := c.relevance(qs[0], s, ch)
+	for _, q := range qs[1:] {
+		r = max(r, c.relevance(q, s, ch))
+	}
+	return r
 }
 
 func (c *Calibrator) relevance(q *feature.Query, s *feature.Scratch, ch *retrieval.Chunk) float64 {
