@@ -9,17 +9,16 @@
 #     that model calls happen and are traced;
 #  3. asks one question of each route (chitchat, factual, analytical)
 #     through the CLI, exporting OTLP to Jaeger (http/protobuf for two of
-#     them, grpc for the third);
+#     them, grpc for the third), and one through the HTTP service
+#     ("adaptrag serve") with a traceparent header;
 #  4. asserts through Jaeger's query API that each trace holds one
-#     adaptrag.run span with the route and token usage the CLI reported,
-#     and under graph.run exactly the node spans of the path "ask --json"
-#     printed, in order, with their steps; that every model call is a
-#     "chat <model>" client span with the GenAI attributes; that searches
-#     have their "retrieve <store>" spans; and that the service lists
-#     exactly these traces;
-#  5. asks once through the HTTP service ("adaptrag serve") with a
-#     traceparent header, and asserts the caller's trace id comes back in
-#     Jaeger with the run span under it.
+#     adaptrag.run span with the route and token usage the CLI or the
+#     service reported, and under graph.run exactly the node spans of the
+#     path the JSON printed, in order, with their steps; that every model
+#     call is a "chat <model>" client span with the GenAI attributes; that
+#     searches have their "retrieve <store>" spans; that the service's
+#     trace continues the caller's trace id, its run under the caller's
+#     span; and that Jaeger lists exactly these traces.
 #
 # Environment: JAEGER_SCREENSHOT=FILE.png also saves a picture of the
 # analytical trace, drawn from Jaeger's query API (headless Chromium).
@@ -110,10 +109,46 @@ ask chitchat http/protobuf http://127.0.0.1:4318 "how is your day going"  # smal
 ask factual http/protobuf http://127.0.0.1:4318 "退货要在几天内发起？"
 ask analytical grpc http://127.0.0.1:4317 "对比一下差旅报销和招待报销的流程差异"
 
+# ---------------------------------------------------------------------------
+# HTTP-service request: one ask through "adaptrag serve" carrying a W3C
+# traceparent header; the checks below assert that its trace continues the
+# caller's trace id and holds the same spans as a CLI run. SERVE_ARGS,
+# ASK_PATH, ASK_BODY and AUTH_HEADER describe the service's API (defaults:
+# "adaptrag serve" without --auth on loopback, POST /v1/ask).
+# ---------------------------------------------------------------------------
+commands=$("$bin" help 2>&1 || true) # captured first: grep -q closing the pipe early would fail it under pipefail
+if grep -qE '^ +adaptrag serve ' <<<"$commands"; then
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  SERVE_ARGS=${SERVE_ARGS:---addr 127.0.0.1:$port --classifier offline}
+  ASK_PATH=${ASK_PATH:-/v1/ask}
+  ASK_BODY=${ASK_BODY:-'{"question": "退货要在几天内发起？"}'}
+  auth=()
+  [ -n "${AUTH_HEADER:-}" ] && auth=(-H "$AUTH_HEADER")
+  OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 "$bin" serve $SERVE_ARGS > "$work/serve.log" 2>&1 &
+  serve_pid=$!
+  pids+=($serve_pid)
+  for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.2; done
+  tid=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+  psid=$(python3 -c 'import secrets; print(secrets.token_hex(8))')
+  code=$(curl -sS -o "$work/serve.json" -w '%{http_code}' -X POST "http://127.0.0.1:$port$ASK_PATH" \
+    -H "Content-Type: application/json" "${auth[@]}" \
+    -H "traceparent: 00-$tid-$psid-01" -d "$ASK_BODY")
+  [ "$code" = 200 ] || { cat "$work/serve.log" "$work/serve.json"; echo "serve: $ASK_PATH answered $code"; exit 1; }
+  kill -INT "$serve_pid"; wait "$serve_pid" 2>/dev/null || true # a clean stop flushes the exporter
+  echo "$tid $psid" > "$work/serve.traceparent"
+  echo "asked (service, OTLP http/protobuf, traceparent $tid): $ASK_BODY"
+else
+  echo "skip serve: this CLI has no 'adaptrag serve' command"
+fi
+
 python3 - "$work" "$api" "$service" <<'PY'
 import json, sys, time, urllib.request
 work, api, service = sys.argv[1:4]
 routes = ["chitchat", "factual", "analytical"]
+try:
+    serve_tid, serve_parent = open(f"{work}/serve.traceparent").read().split()
+except FileNotFoundError:
+    serve_tid = serve_parent = None
 
 def get(url):
     with urllib.request.urlopen(url, timeout=10) as r:
@@ -134,8 +169,11 @@ def fetch(trace_id):
         time.sleep(1)
     sys.exit(f"trace {trace_id} never reached Jaeger")
 
-def check(route):
-    res = json.load(open(f"{work}/{route}.json"))
+def check(route, name=None):
+    name = name or route
+    res = json.load(open(f"{work}/{name}.json"))
+    if name == "serve" and res.get("trace_id") != serve_tid:
+        sys.exit(f"serve: the response's trace {res.get('trace_id')} does not continue the caller's {serve_tid}")
     trace = fetch(res["trace_id"])
     spans = trace["spans"]
     by_id = {s["spanID"]: s for s in spans}
@@ -153,6 +191,14 @@ def check(route):
         sys.exit(f"{route}: {len(runs)} adaptrag.run spans")
     run = runs[0]
     rt = tags(run)
+    if name == "serve":
+        # The run hangs under the caller's span, directly or through the
+        # service's own request span.
+        chain, sid = [], parent(run)
+        while sid in by_id:
+            chain.append(by_id[sid]["operationName"]); sid = parent(by_id[sid])
+        if sid != serve_parent:
+            errs.append(f"run span's root parent {sid}, want the caller's span {serve_parent} (through {chain})")
     if rt.get("adaptrag.route") != res["route"]["query_type"] or res["route"]["query_type"] != route:
         errs.append(f"run route {rt.get('adaptrag.route')!r}, ask --json {res['route']['query_type']!r}, want {route!r}")
     if rt.get("gen_ai.usage.input_tokens") != res["usage"]["tokens_in"] or rt.get("gen_ai.usage.output_tokens") != res["usage"]["tokens_out"]:
@@ -196,61 +242,19 @@ def check(route):
             if not legs or not all(l.startswith("retrieve ") for l in legs):
                 errs.append(f"{node} node children {legs}, want retrieve spans")
     if errs:
-        sys.exit(f"{route} ({res['trace_id']}):\n  " + "\n  ".join(errs))
-    print(f"ok {route:10s} trace {res['trace_id']}: {len(spans)} spans, path {' > '.join(names)}, "
+        sys.exit(f"{name} ({res['trace_id']}):\n  " + "\n  ".join(errs))
+    print(f"ok {name:10s} trace {res['trace_id']}: {len(spans)} spans, path {' > '.join(names)}, "
           f"{len(chats)} chat span(s), tokens {res['usage']['tokens_in']}/{res['usage']['tokens_out']}")
     return res["trace_id"]
 
 ids = [check(r) for r in routes]
+if serve_tid:
+    ids.append(check("factual", "serve"))
 listed = {t["traceID"] for t in get(f"{api}/traces?service={service}&limit=20")["data"]}
 if listed != set(ids):
     sys.exit(f"service {service} lists traces {sorted(listed)}, want {sorted(ids)}")
 print(f"ok Jaeger lists exactly the {len(ids)} traces of service {service}")
 PY
-
-# ---------------------------------------------------------------------------
-# HTTP-service check: a request carrying a W3C traceparent header must come
-# back in Jaeger under that trace id, with the run span inside it. It runs
-# through "adaptrag serve". SERVE_ARGS, ASK_PATH, ASK_BODY and AUTH_HEADER
-# describe the service's API (defaults: "adaptrag serve" without --auth on
-# loopback, POST /v1/ask); adjust them if it changes.
-# ---------------------------------------------------------------------------
-commands=$("$bin" help 2>&1 || true) # captured first: grep -q closing the pipe early would fail it under pipefail
-if grep -qE '^ +adaptrag serve ' <<<"$commands"; then
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  SERVE_ARGS=${SERVE_ARGS:---addr 127.0.0.1:$port --classifier offline}
-  ASK_PATH=${ASK_PATH:-/v1/ask}
-  ASK_BODY=${ASK_BODY:-'{"question": "退货要在几天内发起？"}'}
-  auth=()
-  [ -n "${AUTH_HEADER:-}" ] && auth=(-H "$AUTH_HEADER")
-  OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 "$bin" serve $SERVE_ARGS > "$work/serve.log" 2>&1 &
-  serve_pid=$!
-  pids+=($serve_pid)
-  for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.2; done
-  tid=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
-  code=$(curl -sS -o "$work/serve.json" -w '%{http_code}' -X POST "http://127.0.0.1:$port$ASK_PATH" \
-    -H "Content-Type: application/json" "${auth[@]}" \
-    -H "traceparent: 00-$tid-$(python3 -c 'import secrets; print(secrets.token_hex(8))')-01" -d "$ASK_BODY")
-  [ "$code" = 200 ] || { cat "$work/serve.log" "$work/serve.json"; echo "serve: $ASK_PATH answered $code"; exit 1; }
-  kill -INT "$serve_pid"; wait "$serve_pid" 2>/dev/null || true # a clean stop flushes the exporter
-  python3 - "$api" "$tid" <<'PY'
-import json, sys, time, urllib.request
-api, tid = sys.argv[1:3]
-for _ in range(30):
-    try:
-        with urllib.request.urlopen(f"{api}/traces/{tid}", timeout=10) as r:
-            spans = json.load(r)["data"][0]["spans"]
-        if any(s["operationName"] == "adaptrag.run" for s in spans):
-            print(f"ok serve: the caller's trace {tid} holds {len(spans)} spans, adaptrag.run among them")
-            sys.exit(0)
-    except Exception:
-        pass
-    time.sleep(1)
-sys.exit(f"serve: trace {tid} from the traceparent header never reached Jaeger with an adaptrag.run span")
-PY
-else
-  echo "skip serve: this CLI has no 'adaptrag serve' command yet"
-fi
 
 if [ -n "${JAEGER_SCREENSHOT:-}" ]; then
   # The Jaeger binary built from the module proxy has no web UI assets, so
