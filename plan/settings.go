@@ -74,7 +74,7 @@ type Settings struct {
 	// scale whatever found the passage) a passage needs to be kept as
 	// evidence; default 0.3, which on the bundled sample's answerable and
 	// unanswerable questions ends 87% of the unanswerable ones in "not
-	// found" while 93% of the answerable ones keep the passage with the
+	// found" while 96% of the answerable ones keep the passage with the
 	// answer (see docs/benchmarks.md). Negative means no floor.
 	MinContextScore float64 `json:"min_context_score"`
 	// MaxContextChars caps the prompt's context; default 6000 characters

@@ -18,7 +18,7 @@ var ErrModel = fmt.Errorf("relevance: malformed model: %w", retrieval.ErrInvalid
 // DefaultMinRelevance is the recommended minimum relevance for keeping a
 // passage. On the sample handbook with the product's retrieval it leaves
 // 87% of the questions the handbook does not answer with no passage (so
-// the pipeline answers "not found"), while 93% of those it answers keep
+// the pipeline answers "not found"), while 96% of those it answers keep
 // the passage that holds the answer; TestAnswerability measures it and
 // prints the trade-off at other thresholds.
 const DefaultMinRelevance = 0.3
