@@ -40,6 +40,14 @@ var modelBlob []byte
 // chitchat. Keyword queries ("NIST 800-88", "北京 住宿 标准", "VPN",
 // "CrashLoopBackOff") are thus always retrieved for.
 //
+// A question that asks outright to compare subjects ("Compare laptop and
+// server backups", "对比笔记本备份和服务器备份", "How do X and Y differ?") is
+// analytical even when the model says factual: it needs evidence about each
+// side, which a factual top 3 rarely holds. (The public training pools hold
+// almost no such questions, so the model alone cannot learn it.) Its
+// confidence is then the model's probability that the question is
+// substantive (factual plus analytical).
+//
 // Complexity is rule-based: chitchat is always simple; a query is deep when
 // it is analytical, compares things, joins several clauses, or is long
 // (about 25 words or 40 Han characters).
@@ -99,11 +107,18 @@ func (o *Offline) ClassifyWithUsage(ctx context.Context, query string) (Result, 
 		}
 	}
 	p := Profile{QueryType: QueryType(feat.Classes[best]), Confidence: probs[best]}
+	contrast := p.QueryType == Factual && an.Contrast && !an.Talk.Only
+	if contrast {
+		p = Profile{QueryType: Analytical, Confidence: min(1, probs[0]+probs[1])} // feat.Classes: factual, analytical
+	}
 	if an.Norm == "" && !an.Talk.Only { // nothing to read (an emoji such as 👍 is small talk)
 		p = Profile{QueryType: Chitchat, Confidence: 0.34}
 	}
 	p.Complexity = complexity(p.QueryType, an)
 	p.Reason = reason(p, an)
+	if contrast {
+		p.Reason += "; asks to compare: analytical"
+	}
 	return Result{Profile: p, Source: "offline"}, nil
 }
 

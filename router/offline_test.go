@@ -213,3 +213,42 @@ func BenchmarkOfflineClassify(b *testing.B) {
 		i++
 	}
 }
+
+// Questions that ask outright to compare subjects are analytical whatever
+// the model says; 比较 as the adverb "rather" does not make a comparison.
+func TestComparisonsAreAnalytical(t *testing.T) {
+	off, err := router.NewOffline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for q, want := range map[string]router.QueryType{
+		"Compare laptop backups and server backups":                 router.Analytical,
+		"How do laptop backups differ from server backups?":         router.Analytical,
+		"What is the difference between the Pro and the Max plans?": router.Analytical,
+		"对比笔记本备份和服务器备份":                                             router.Analytical,
+		"年假和病假有什么区别？":                                               router.Analytical,
+		"VPN 和零信任网关的优缺点":                                            router.Analytical,
+		"What is the battery capacity of the P-204?":                router.Factual,
+	} {
+		p, err := off.Classify(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.QueryType != want {
+			t.Errorf("%q: %s (%.2f, %s), want %s", q, p.QueryType, p.Confidence, p.Reason, want)
+		}
+		if !(p.Confidence > 0 && p.Confidence <= 1) {
+			t.Errorf("%q: confidence %v", q, p.Confidence)
+		}
+	}
+	for _, q := range []string{"这个套餐比较贵吗？", "北京的酒店比较多吗", "Which came first, the policy or the form?"} {
+		p, err := off.Classify(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(p.Reason, "asks to compare") {
+			t.Errorf("%q taken for a comparison: %s", q, p.Reason)
+		}
+	}
+}

@@ -23,6 +23,15 @@ var (
 		"contrast", "pros and cons", "both", "either", "neither", "which one", "same",
 		"older", "younger", "earlier", "later", "first", "longer", "larger", "more",
 	}
+	// contrastCues ask outright to compare subjects: a question holding
+	// one needs evidence about each side. Narrower than cmpCues, which
+	// also hold comparatives of one fact ("which came first", "more"), and
+	// without 比较 alone, which is also the adverb "rather" (比较贵).
+	contrastCues = []string{
+		"对比", "区别", "差异", "差别", "异同", "相比", "相较", "优缺点", "利弊", "优劣", "比较一下", "比较下", "做比较", "进行比较",
+		"compare", "compared", "comparing", "comparison", "difference", "differences", "differ", "differs",
+		"versus", "vs", "contrast", "pros and cons",
+	}
 	whyCues = []string{
 		"为什么", "为何", "原因", "怎么会", "如何影响", "有什么影响", "机制", "原理",
 		"why", "how does", "how do", "how did", "how would", "explain", "reason", "reasons",
@@ -154,6 +163,7 @@ type Analysis struct {
 	Cues     []string // cue feature names, e.g. "cmp", "why", "greet+rest"
 	Clauses  int      // clause joiners found
 	Compare  bool
+	Contrast bool // asks outright to compare subjects (contrastCues)
 	// Substance: the rest asks something (question word, yes/no question,
 	// business term, comparison), is not about "you", the assistant, and is
 	// not only small talk ("how is it going", "有人吗").
@@ -190,6 +200,7 @@ func Analyze(text string) Analysis {
 		}
 	}
 	an.Compare = hasCue(body, cmpCues)
+	an.Contrast = hasCue(body, contrastCues)
 	biz := hasCue(body, bizCues)
 	q := hasCue(body, qCues) || auxQuestion(an.Toks)
 	you := hasCue(body, youCues)
