@@ -241,3 +241,21 @@ func TestFAQAnswerSharingNoWordIsQuoted(t *testing.T) {
 		t.Errorf("answered by %s: %q, %d citations; want the FAQ answer quoted and cited", res.AnsweredBy, res.Answer, len(res.Citations))
 	}
 }
+
+// Thanks and goodbyes get a reply of their kind, not the greeting (which
+// answered "thanks, that helps" with "Hello! I answer questions…").
+func TestPleasantriesGetTheirReply(t *testing.T) {
+	p := newFixture(t).pipeline(t)
+	for q, want := range map[string]string{
+		"thanks, that helps": "welcome",
+		"谢谢":                 "不客气",
+		"bye":                "Goodbye",
+		"再见":                 "再见",
+		"hello":              "Hello",
+	} {
+		res := ask(t, p, q)
+		if res.AnsweredBy != state.ByDirect || !strings.Contains(res.Answer, want) {
+			t.Errorf("%q: %s %q, want a direct reply with %q", q, res.AnsweredBy, res.Answer, want)
+		}
+	}
+}

@@ -122,7 +122,7 @@ func RouteDecision(s state.RAG) string {
 // Direct words the fixed reply of a direct-answer decision. A greeting is
 // small talk, so its route is chitchat; other direct answers have no route.
 func (n *Nodes) Direct(ctx context.Context, s state.RAG) (state.RAG, error) {
-	s.Answer, s.AnsweredBy = n.directReply(ctx, s.Decision), state.ByDirect
+	s.Answer, s.AnsweredBy = n.directReply(ctx, s.Question, s.Decision), state.ByDirect
 	if s.Decision.Reason == plan.ReasonGreeting {
 		s.Route = state.Route{QueryType: router.Chitchat, Confidence: 1, Reason: "greeting", Classifier: "decision"}
 	}
