@@ -38,13 +38,14 @@ const (
 	RuleClarify    = "clarify"    // two or more candidates compete: ask back
 	RuleUnresolved = "unresolved" // a reference with no candidate: the previous topic is carried
 	RuleCarry      = "carry"      // no topic of its own: the previous subject, times or topic are carried
+	RuleRejected   = "rejected"   // the rewrite failed the check a model's rewrite must pass: the question is kept
 	// Elided questions ("那 X 呢", "What about X?") take the previous
 	// question with one part changed; the suffix says which part.
 	RuleEllipsisEntity      = "ellipsis:entity"      // an entity or number of the same slot replaced
 	RuleEllipsisPreposition = "ellipsis:preposition" // "and for X": the phrase after the same preposition
 	RuleEllipsisContrast    = "ellipsis:contrast"    // 国内 -> 国际, employees -> interns
 	RuleEllipsisHead        = "ellipsis:head"        // a phrase with the same head noun (差旅住宿费 -> 餐费)
-	RuleEllipsisSubject     = "ellipsis:subject"     // the subject of a Chinese question (年假 -> 调休)
+	RuleEllipsisSubject     = "ellipsis:subject"     // the subject of the question (年假 -> 调休, server snapshots -> laptop backups)
 	RuleEllipsisName        = "ellipsis:name"        // the one name of the same script (Tokyo -> Osaka, VPN -> Wi-Fi)
 	RuleEllipsisCarry       = "ellipsis:carry"       // no slot found: the new term with the previous question
 )
@@ -116,7 +117,20 @@ func (o Offline) Rewrite(ctx context.Context, question string, history []Message
 		return Rewrite{Text: question, Rule: RuleStandalone}, err
 	}
 	c := &conv{msgs: history, ts: make([]*text, len(history)), talk: make([]int8, len(history))}
-	return o.rewrite(question, nil, c, len(history), maxDepth), nil
+	r := o.rewrite(question, nil, c, len(history), maxDepth)
+	if r.Rewritten && r.Clarify == nil {
+		// The rules splice phrases together; a splice can make a new
+		// entity of its neighbours ("1" before "M00" reads as "1 M"). The
+		// rewrite passes the check a model's would, or the question is kept.
+		hs := make([]*text, len(history))
+		for k := range history {
+			hs[k] = c.text(k)
+		}
+		if err := check(newText(question), hs, newText(r.Text), false); err != nil {
+			return Rewrite{Text: question, Rule: RuleRejected, Entities: Entities(question)}, nil
+		}
+	}
+	return r, nil
 }
 
 // conv is the history with its messages parsed on demand, shared by the
@@ -794,10 +808,79 @@ func elideTerm(q *text, qt []token, i, j int, p *text, pt []token) (string, stri
 			return applyEdits(p, []edit{{s0, s0, term + "的"}}), RuleEllipsisSubject
 		}
 	}
+	if !q.han && !p.han && len(words) > 0 {
+		if s0, m, ok := latinSubject(p, pt); ok {
+			// "How long are server snapshots kept?" + "And laptop
+			// backups?": the subject changes.
+			return applyEdits(p, []edit{{s0, m, term}}), RuleEllipsisSubject
+		}
+	}
 	if modifier {
 		term += "的"
 	}
 	return join(term, p.src, q.han), RuleEllipsisCarry
+}
+
+// participles end an English subject phrase: "how long are server
+// snapshots kept". Regular ones end in -ed.
+var participles = map[string]bool{
+	"kept": true, "made": true, "done": true, "paid": true, "sent": true, "held": true, "given": true, "taken": true,
+	"set": true, "run": true, "built": true, "sold": true, "shown": true, "known": true, "written": true, "seen": true,
+	"put": true, "got": true, "gotten": true, "found": true, "brought": true, "bought": true, "handled": true,
+}
+
+// latinSubject finds the subject of an English question of the plain
+// shapes "wh-word [how-word] aux|verb [determiner] SUBJECT [participle]
+// [adverb]?" ("How long are server snapshots kept?", "Who owns the
+// backup system?", "What is the warranty?"). It refuses a question with a
+// preposition or a clause after the subject, where the phrase to replace
+// is ambiguous ("the deadline for expense claims").
+func latinSubject(p *text, pt []token) (int, int, bool) {
+	var w []token
+	for _, tk := range pt {
+		if tk.kind != tokWord {
+			if tk.kind == tokSpan {
+				return 0, 0, false // an entity is replaced by its own rules
+			}
+			continue
+		}
+		w = append(w, tk)
+	}
+	k := 0
+	if k < len(w) && whWords[w[k].low] {
+		k++
+		if w[k-1].low == "how" && k < len(w) && (w[k].low == "long" || w[k].low == "often" || w[k].low == "much" || w[k].low == "many" || w[k].low == "soon") {
+			k++
+		}
+	} else {
+		return 0, 0, false
+	}
+	if k >= len(w) || prepositions[w[k].low] || determiners[w[k].low] {
+		return 0, 0, false
+	}
+	k++ // the auxiliary or the verb
+	for k < len(w) && determiners[w[k].low] {
+		k++
+	}
+	start := k
+	for k < len(w) && !stopWords[w[k].low] && !auxWords[w[k].low] && !prepositions[w[k].low] &&
+		!participles[w[k].low] && !strings.HasSuffix(w[k].low, "ed") && !whWords[w[k].low] {
+		k++
+	}
+	if k == start || k-start > 4 {
+		return 0, 0, false
+	}
+	end := k
+	if k < len(w) && (participles[w[k].low] || strings.HasSuffix(w[k].low, "ed")) {
+		k++
+	}
+	if k < len(w) && (w[k].low == "up" || w[k].low == "out" || w[k].low == "back" || w[k].low == "off") {
+		k++
+	}
+	if k != len(w) {
+		return 0, 0, false
+	}
+	return w[start].i, w[end-1].j, true
 }
 
 // replaceAfterPreposition replaces the phrase after the last prep of p.
