@@ -361,6 +361,10 @@ func idText(s *span) string {
 	if s.kind == Order && s.cue != "" && s.cue != "#" {
 		return s.cue + " " + s.value
 	}
+	// "error 809": a code of digits alone is a code only after its cue.
+	if s.kind == Code && s.cue != "" && s.cue != "#" && strings.IndexFunc(s.value, func(r rune) bool { return r < '0' || r > '9' }) < 0 {
+		return s.cue + " " + s.value
+	}
 	return s.value
 }
 

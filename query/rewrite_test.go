@@ -49,6 +49,7 @@ func TestOfflineRewrite(t *testing.T) {
 		{"contrast zh", []query.Message{u("国内快递一般几天送达？")}, "国际的呢？", query.RuleEllipsisContrast, "国际快递一般几天送达？", nil, nil},
 		{"contrast en", []query.Message{u("Do I get overtime pay for working on holidays?")}, "What about weekends?", query.RuleEllipsisContrast, "Do I get overtime pay for working on weekends?", nil, nil},
 		{"name en", []query.Message{u("What's the per diem in Tokyo?")}, "What about Osaka?", query.RuleEllipsisName, "What's the per diem in Osaka?", nil, nil},
+		{"code of digits keeps its cue", []query.Message{u("What does error 809 mean?")}, "How do I fix it?", query.RuleReference, "How do I fix error 809?", nil, nil},
 		{"subject en", []query.Message{u("How long are server snapshots kept?")}, "And laptop backups?", query.RuleEllipsisSubject, "How long are laptop backups kept?", nil, nil},
 		{"subject en after a verb", []query.Message{u("Who owns the backup system?")}, "And the VPN?", query.RuleEllipsisSubject, "Who owns the VPN?", nil, nil},
 		{"subject en with a particle", []query.Message{u("How often are laptops backed up?")}, "What about servers?", query.RuleEllipsisSubject, "How often are servers backed up?", nil, nil},
