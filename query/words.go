@@ -209,7 +209,7 @@ var hanNouns = phrases(strings.Fields(`发票 收据 收入 收益 用户 用品
 
 // hanPredicateMarkers end the subject of a Chinese question ("年假 | 可以折现吗").
 var hanPredicateMarkers = strings.Fields(`可不可以 能不能 有没有 是不是 要不要 什么时候 可以 能否 可否 是否 需要 应该 怎么 怎样 如何 什么 多少 多久
-	多长 一般 通常 最多 最少 最长 包括 适用 算不算 要 能 是 有 会 几 哪 谁 由 找 归 在`)
+	多长 一般 通常 最多 最少 最长 包括 适用 算不算 保留 保存 到账 生效 过期 有效期 要 能 是 有 会 几 哪 谁 由 找 归 在`)
 
 // hanBoundary ends a Chinese noun phrase when scanning backwards.
 const hanBoundary = "的是在和与及或了要能可会有把被给对向从为吗呢吧也都还就那这"
