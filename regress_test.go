@@ -259,3 +259,20 @@ func TestPleasantriesGetTheirReply(t *testing.T) {
 		}
 	}
 }
+
+// A short FAQ answer is quoted whole: its first sentence alone ("No.")
+// would mean nothing out of its entry.
+func TestShortFAQAnswerQuotedWhole(t *testing.T) {
+	f := newFixture(t)
+	const answer = "No. Upload the PDF or OFD file itself; the system checks it for duplicates."
+	f.deps.FAQ = onlyFAQ{Searcher: f.faq, hit: retrieval.Hit{Score: 0.5, Method: retrieval.MethodDense, Chunk: retrieval.Chunk{
+		ID: "faq:print", Title: "Do I need to print electronic invoices?", ContentType: retrieval.ContentFAQ,
+		Text: "Do I need to print electronic invoices?\n" + answer,
+		Meta: map[string]string{retrieval.MetaQuestion: "Do I need to print electronic invoices?", retrieval.MetaAnswer: answer},
+	}}}
+	f.deps.Docs = onlyFAQ{Searcher: f.docs}
+	res := ask(t, f.pipeline(t), "Must electronic invoices be printed?")
+	if !strings.Contains(res.Answer, answer) {
+		t.Errorf("answered by %s: %q; want the whole FAQ answer %q", res.AnsweredBy, res.Answer, answer)
+	}
+}

@@ -259,14 +259,19 @@ type sentence struct {
 	score float64
 }
 
+// maxWholeFAQAnswer is the length (in characters) up to which an FAQ
+// answer is quoted whole by the extractive answer.
+const maxWholeFAQAnswer = 300
+
 // extractive builds an answer from the passages' best sentences: each
 // sentence scores the idf-weighted share of the question's terms it
 // contains, with a small prior for better-ranked passages. Up to maxSent
 // sentences are kept (at most two from one passage, so that a comparison
 // draws on both sides), each followed by its citation. Headings and
-// questions are not evidence and are never quoted. When no sentence
-// shares a term with the question, the answer is "not found": an
-// extractive answer must never quote unrelated text as if it answered.
+// questions are not evidence and are never quoted; a short FAQ answer is
+// quoted whole. When no sentence shares a term with the question, the
+// answer is "not found": an extractive answer must never quote unrelated
+// text as if it answered.
 func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hit, nums []int, t Lang, maxSent int, cjk bool) (string, []state.Citation) {
 	num := func(i int) int {
 		if nums != nil {
@@ -314,8 +319,14 @@ func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hi
 	var sents []sentence
 	for i, h := range docs {
 		text := strings.TrimPrefix(h.Chunk.Text, h.Chunk.Title)
-		if a := h.Chunk.Meta[retrieval.MetaAnswer]; a != "" {
-			text = a // an FAQ entry: its answer is the evidence
+		if a := strings.TrimSpace(h.Chunk.Meta[retrieval.MetaAnswer]); a != "" {
+			// An FAQ entry: its answer is the evidence, and a short one is
+			// quoted whole ("不需要。" alone would mean nothing).
+			if utf8.RuneCountInString(a) <= maxWholeFAQAnswer {
+				sents = append(sents, sentence{doc: i, text: a})
+				continue
+			}
+			text = a
 		}
 		for j, st := range splitSentences(text) {
 			if strings.HasSuffix(st, "？") || strings.HasSuffix(st, "?") || strings.Contains(st, " > ") {
