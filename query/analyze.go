@@ -370,7 +370,7 @@ func (t *text) topic(toks []token) (han, words int, subject bool) {
 				subject = true
 			}
 		case tokWord:
-			if _, isRef := latinRefs[tk.low]; isRef || stopWords[tk.low] {
+			if _, isRef := latinRefs[tk.low]; isRef || stopWords[tk.low] || measureWords[tk.low] {
 				continue
 			}
 			if latinVerb(tk.low) {
@@ -387,6 +387,13 @@ func (t *text) topic(toks []token) (han, words int, subject bool) {
 		}
 	}
 	return han, words, subject
+}
+
+// measureWords name a unit, not a topic: "How many days?" asks about the
+// topic before it.
+var measureWords = map[string]bool{
+	"day": true, "days": true, "hour": true, "hours": true, "week": true, "weeks": true, "month": true,
+	"months": true, "year": true, "years": true, "minute": true, "minutes": true, "times": true, "percent": true,
 }
 
 // hanTopic measures a CJK content segment: 0 when it is only generic verbs

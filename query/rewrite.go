@@ -958,14 +958,34 @@ func replaceContrast(q *text, i, j int, words []token, p *text, pt []token) (str
 				}
 				continue
 			}
-			for _, tk := range pt {
+			for x, tk := range pt {
 				if tk.kind == tokWord && !inTerm[singular(tk.low)] && (tk.low == o || singular(tk.low) == o) {
-					return applyEdits(p, []edit{{tk.i, tk.j, m.s}}), true
+					return applyEdits(p, []edit{{tk.i, tk.j, contrastWith(q, words, m.s, pt[x+1:])}}), true
 				}
 			}
 		}
 	}
 	return "", false
+}
+
+// contrastWith is what replaces the other member in the previous question:
+// the member itself, or the whole phrase when the member only modifies its
+// head and the other member stands alone ("full-time staff" for "interns";
+// but "full-time" for "part-time" in "part-time staff").
+func contrastWith(q *text, words []token, member string, after []token) string {
+	if q.han || len(words) < 2 || len(words) > 3 || !strings.EqualFold(q.orig(words[0].i, words[0].j), member) {
+		return member
+	}
+	head := words[len(words)-1].low
+	for _, tk := range after {
+		if tk.kind == tokWord {
+			if singular(tk.low) == singular(head) {
+				return member
+			}
+			break
+		}
+	}
+	return q.orig(words[0].i, words[len(words)-1].j)
 }
 
 // replaceName swaps a name for the one name of the previous question: a
