@@ -102,6 +102,18 @@ const whichFollowers = "更比最先好便贵划合适值推能可是的呢"
 // take") and relative "that" ("a rule that covers") are not references.
 func (t *text) refs(toks []token) []ref { return t.findRefs(toks, false) }
 
+// comparesLater reports a comparative (更, 比较) in [a, b) within a few
+// characters: "哪个充电更快" chooses among things said before, as "哪个更快"
+// does, where "哪个部门负责" does not.
+func (t *text) comparesLater(a, b int) bool {
+	for p := a; p < b && p < a+6; p++ {
+		if t.at(p) == '更' || t.hasAt(p, "比较") {
+			return true
+		}
+	}
+	return false
+}
+
 // findRefs finds the referring expressions of t; with inner it keeps those
 // whose antecedent is in t itself (what Split needs to see a chain).
 func (t *text) findRefs(toks []token, inner bool) []ref {
@@ -112,7 +124,7 @@ func (t *text) findRefs(toks []token, inner bool) []ref {
 			for p := tk.i; p < tk.j; {
 				if t.at(p) == '哪' {
 					for _, w := range []string{"哪一个", "哪一款", "哪个", "哪款", "哪台", "哪种", "哪家", "哪张", "哪份"} {
-						if n := utf8.RuneCountInString(w); p+n <= tk.j && t.hasAt(p, w) && (p+n == tk.j || strings.ContainsRune(whichFollowers, t.at(p+n))) {
+						if n := utf8.RuneCountInString(w); p+n <= tk.j && t.hasAt(p, w) && (p+n == tk.j || strings.ContainsRune(whichFollowers, t.at(p+n)) || t.comparesLater(p+n, tk.j)) {
 							out = append(out, ref{i: p, j: p + n, plural: true, which: true})
 							p += n - 1
 							break

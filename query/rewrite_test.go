@@ -44,6 +44,8 @@ func TestOfflineRewrite(t *testing.T) {
 		{"time word", []query.Message{u("上个月的报销什么时候到账？")}, "那这个月的呢？", query.RuleEllipsisEntity, "这个月的报销什么时候到账？", nil, nil},
 		{"subject", []query.Message{u("差旅报销要在多少天内提交？")}, "招待费呢？", query.RuleEllipsisSubject, "招待费要在多少天内提交？", nil, nil},
 		{"subject before a verb", []query.Message{u("服务器快照保留多久？")}, "那笔记本呢？", query.RuleEllipsisSubject, "笔记本保留多久？", nil, nil},
+		{"which with a comparative later", []query.Message{u("对比一下 X-100 和 X-200 的电池")}, "哪个充电更快？", query.RuleReference, "哪个（X-100、X-200）充电更快？", nil, nil},
+		{"a superlative is no topic", []query.Message{u("未休完的年假能结转吗？")}, "最多几天？", query.RuleCarry, "未休完 年假 结转：最多几天？", nil, nil},
 		{"head noun zh", []query.Message{u("差旅住宿费的报销标准是多少？")}, "餐费呢？", query.RuleEllipsisHead, "餐费的报销标准是多少？", nil, nil},
 		{"head noun en", []query.Message{u("How many days of annual leave do new employees get?")}, "And sick leave?", query.RuleEllipsisHead, "How many days of sick leave do new employees get?", nil, nil},
 		{"preposition", []query.Message{u("Is the remote work stipend taxable for full-time staff?")}, "And for contractors?", query.RuleEllipsisPreposition, "Is the remote work stipend taxable for contractors?", nil, nil},

@@ -201,7 +201,7 @@ var hanProtected = byFirstRune(strings.Fields(`目的地 目的 的确 有效期
 var hanVerbs = byFirstRune(strings.Fields(`办理 处理 申请 提交 使用 安装 设置 登录 下载 联系 取消 修改 支付 付款 购买 更换 退回 寄回 审批 查询 补办
 	升级 降级 打开 关闭 重置 恢复 解决 影响 适用 支持 包括 包含 加急 催 退还 赔 延期 续 转 退 换 修 买 卖 开 用 做 办 寄 发 收 拿 领
 	交 填 签 批 查 看 找 问 算 加 减 补 延 到 来 去 走 好 完 成 出 进 请 剩 弄 搞 装 拆 试 等 放 选 定 约 订 取 送 带 拿到 收到
-	到账 生效 通过 完成 需 用了`))
+	到账 生效 通过 完成 需 用了 结转 报销 最多 最少 最长 最短 最晚 最早 最高 最低`))
 
 // hanNouns are nouns that start with a verb character (发票 is not 发 +
 // 票): a segment holding one has a topic.
