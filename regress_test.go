@@ -242,8 +242,9 @@ func TestFAQAnswerSharingNoWordIsQuoted(t *testing.T) {
 	}
 }
 
-// Thanks and goodbyes get a reply of their kind, not the greeting (which
-// answered "thanks, that helps" with "Hello! I answer questions…").
+// Thanks, goodbyes and acknowledgements get a reply of their kind, not the
+// greeting (which answered "thanks, that helps" with "Hello! I answer
+// questions…").
 func TestPleasantriesGetTheirReply(t *testing.T) {
 	p := newFixture(t).pipeline(t)
 	for q, want := range map[string]string{
@@ -252,6 +253,9 @@ func TestPleasantriesGetTheirReply(t *testing.T) {
 		"bye":                "Goodbye",
 		"再见":                 "再见",
 		"hello":              "Hello",
+		"ok":                 "Got it",
+		"ok thanks":          "welcome",
+		"thanks, bye":        "Goodbye",
 	} {
 		res := ask(t, p, q)
 		if res.AnsweredBy != state.ByDirect || !strings.Contains(res.Answer, want) {

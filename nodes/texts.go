@@ -26,6 +26,7 @@ type Lang struct {
 	Greeting       string // reply to a pure greeting or pleasantry
 	Thanks         string // reply to thanks ("thanks, that helps", 谢谢)
 	Farewell       string // reply to a goodbye (bye, 再见)
+	Ack            string // reply to an acknowledgement (ok, got it, 好的)
 	Chitchat       string // reply to small talk when no model is configured
 	HumanService   string // reply to a request for a human
 	Safety         string // reply to a request outside what the assistant does
@@ -76,6 +77,7 @@ func DefaultTexts() Texts {
 			Greeting:       "你好！我是知识库助手，可以回答与{topics}相关的问题。请直接输入你的问题。",
 			Thanks:         "不客气！还有其他问题可以随时问我。",
 			Farewell:       "再见！有问题随时来问。",
+			Ack:            "好的。还有其他问题可以随时问我。",
 			Chitchat:       "你好！我是知识库助手，可以回答与{topics}相关的问题。请直接告诉我你想了解什么。",
 			HumanService:   "好的，正在为你转接人工服务，请稍候。",
 			Safety:         "抱歉，这个请求超出了知识库助手的服务范围，我无法提供帮助。",
@@ -103,6 +105,7 @@ func DefaultTexts() Texts {
 			Greeting:       "Hello! I answer questions from this knowledge base, which covers {topics}. What would you like to know?",
 			Thanks:         "You're welcome! Ask me anything else whenever you like.",
 			Farewell:       "Goodbye! Come back any time you have a question.",
+			Ack:            "Got it. Ask me anything else whenever you like.",
 			Chitchat:       "Hello! I'm the knowledge-base assistant. I can look things up about {topics}. What would you like to know?",
 			HumanService:   "Sure, I am handing you over to a person. Please hold on.",
 			Safety:         "Sorry, that request is outside what the knowledge-base assistant can help with.",
@@ -138,7 +141,7 @@ func (t Texts) withDefaults() Texts {
 			v *string
 			d string
 		}{
-			{&l.Greeting, d.Greeting}, {&l.Thanks, d.Thanks}, {&l.Farewell, d.Farewell}, {&l.Chitchat, d.Chitchat}, {&l.HumanService, d.HumanService},
+			{&l.Greeting, d.Greeting}, {&l.Thanks, d.Thanks}, {&l.Farewell, d.Farewell}, {&l.Ack, d.Ack}, {&l.Chitchat, d.Chitchat}, {&l.HumanService, d.HumanService},
 			{&l.Safety, d.Safety}, {&l.Empty, d.Empty}, {&l.SourceBoundary, d.SourceBoundary},
 			{&l.NotFound, d.NotFound}, {&l.Lead, d.Lead}, {&l.ChitchatPrompt, d.ChitchatPrompt},
 			{&l.AnswerPrompt, d.AnswerPrompt}, {&l.CarefulPrompt, d.CarefulPrompt},
@@ -259,16 +262,20 @@ func (n *Nodes) reply(ctx context.Context, text, lang string) string {
 }
 
 // directReply words a direct-answer decision; a pleasantry gets the reply
-// of its kind (thanks, goodbye, or a greeting for the rest).
+// of its kind (thanks, goodbye, acknowledgement, or a greeting for the
+// rest).
 func (n *Nodes) directReply(ctx context.Context, question string, d plan.Decision) string {
 	t := n.cfg.Texts.lang(d.Lang)
 	switch d.Reason {
 	case plan.ReasonGreeting:
-		switch router.DetectSmallTalk(question).Kind {
-		case router.SmallTalkThanks:
-			return n.reply(ctx, t.Thanks, d.Lang)
-		case router.SmallTalkFarewell:
+		st := router.DetectSmallTalk(question)
+		switch {
+		case st.Has(router.SmallTalkFarewell):
 			return n.reply(ctx, t.Farewell, d.Lang)
+		case st.Has(router.SmallTalkThanks):
+			return n.reply(ctx, t.Thanks, d.Lang)
+		case st.Kind == router.SmallTalkAck:
+			return n.reply(ctx, t.Ack, d.Lang)
 		}
 		return n.reply(ctx, t.Greeting, d.Lang)
 	case plan.ReasonHumanService:
