@@ -378,13 +378,18 @@ func TestNothingRelevantIsNotFound(t *testing.T) {
 // fixedFAQ is an FAQ collection whose best hit always has the given score.
 type fixedFAQ struct {
 	retrieval.Searcher
-	score float64
+	score    float64
+	question string // the entry's question; "报销审批找谁" when empty
 }
 
 func (f fixedFAQ) SearchDense(ctx context.Context, r retrieval.Request) ([]retrieval.Hit, error) {
+	q := f.question
+	if q == "" {
+		q = "报销审批找谁"
+	}
 	return []retrieval.Hit{{Score: f.score, Method: retrieval.MethodDense, Chunk: retrieval.Chunk{
-		ID: "faq:x", Source: "finance", Title: "报销审批找谁", ContentType: retrieval.ContentFAQ,
-		Text: "报销审批找谁", Meta: map[string]string{retrieval.MetaQuestion: "报销审批找谁", retrieval.MetaAnswer: "FAQ standard answer"},
+		ID: "faq:x", Source: "finance", Title: q, ContentType: retrieval.ContentFAQ,
+		Text: q, Meta: map[string]string{retrieval.MetaQuestion: q, retrieval.MetaAnswer: "FAQ standard answer"},
 	}}}, nil
 }
 
@@ -393,13 +398,16 @@ func (f fixedFAQ) SearchDense(ctx context.Context, r retrieval.Request) ([]retri
 // question, whose guard raises the threshold to 0.84.
 func TestPricingRaisesFAQThresholdInRun(t *testing.T) {
 	f := newFixture(t)
-	f.deps.FAQ = fixedFAQ{Searcher: f.faq, score: 0.8}
+	const plainQ, pricingQ = "异地入职材料办理时需要准备哪些资料和审批信息", "报销费用超过5000需要谁审批"
+	// An entry whose question covers both questions, so that only the
+	// threshold decides.
+	f.deps.FAQ = fixedFAQ{Searcher: f.faq, score: 0.8, question: plainQ + "；" + pricingQ}
 	p := f.pipeline(t)
-	plain := ask(t, p, "异地入职材料办理时需要准备哪些资料和审批信息")
+	plain := ask(t, p, plainQ)
 	if plain.AnsweredBy != state.ByFAQ || plain.Answer != "FAQ standard answer" {
 		t.Errorf("ordinary question: answered by %s (threshold %.2f), want the FAQ's answer", plain.AnsweredBy, plain.Plan.FAQDirectThreshold)
 	}
-	pricing := ask(t, p, "报销费用超过5000需要谁审批")
+	pricing := ask(t, p, pricingQ)
 	if pricing.Plan.FAQDirectThreshold != 0.84 || pricing.AnsweredBy == state.ByFAQ {
 		t.Errorf("pricing question: threshold %.2f, answered by %s; want 0.84 and no direct FAQ answer", pricing.Plan.FAQDirectThreshold, pricing.AnsweredBy)
 	}

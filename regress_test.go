@@ -280,3 +280,20 @@ func TestShortFAQAnswerQuotedWhole(t *testing.T) {
 		t.Errorf("answered by %s: %q; want the whole FAQ answer %q", res.AnsweredBy, res.Answer, answer)
 	}
 }
+
+// An FAQ entry answers directly only when its question says everything the
+// user's says: "paternity leave" is not "annual leave", however close the
+// vectors (the annual-leave answer was given as it is). The same entry
+// asked another way still answers directly.
+func TestFAQDirectNeedsTheWholeQuestion(t *testing.T) {
+	p := newFixture(t).pipeline(t)
+	res := ask(t, p, "How many days of paternity leave do I get?")
+	if res.AnsweredBy == state.ByFAQ && !strings.Contains(strings.ToLower(res.Answer), "paternity") {
+		t.Errorf("answered directly from the FAQ with %q", res.Answer)
+	}
+	for _, q := range []string{"我的年假有多少天呢", "How many days of annual leave do I get?"} {
+		if res := ask(t, p, q); res.AnsweredBy != state.ByFAQ {
+			t.Errorf("%q: answered by %s, want the FAQ entry directly", q, res.AnsweredBy)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/query"
 	"github.com/adaptrag/adaptrag/retrieval"
+	"github.com/adaptrag/adaptrag/retrieval/analysis"
 	"github.com/adaptrag/adaptrag/retrieval/rerank"
 	"github.com/adaptrag/adaptrag/state"
 )
@@ -202,13 +203,22 @@ func (n *Nodes) FAQ(ctx context.Context, s state.RAG) (state.RAG, error) {
 	return s, nil
 }
 
-// faqDirect reports whether the best FAQ hit may answer as it is.
+// faqDirect reports whether the best FAQ hit may answer as it is: the plan
+// accepts its score, and its question covers the user's (see faqCovers).
 func faqDirect(s *state.RAG) bool {
 	if len(s.FAQ) == 0 || s.Plan == nil {
 		return false
 	}
 	best := s.FAQ[0]
-	return s.Plan.FAQDirect(best.Score, plan.ExactMatch(s.Question, faqQuestion(best.Chunk)))
+	fq := faqQuestion(best.Chunk)
+	if !s.Plan.FAQDirect(best.Score, plan.ExactMatch(s.Question, fq)) {
+		return false
+	}
+	q := s.Query.Text
+	if q == "" {
+		q = s.Question
+	}
+	return faqCovers(analysis.Default(), q, fq)
 }
 
 func faqQuestion(c retrieval.Chunk) string {
