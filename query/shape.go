@@ -22,6 +22,30 @@ type Shape struct {
 	Cue       string // the words that decided, for the log
 }
 
+// durationAfter reports a unit of time right after a count cue: "年假一共有
+// 多少天" asks how long, not how many records.
+func durationAfter(rest string) bool {
+	for _, u := range []string{"天", "小时", "个小时", "个月", "月", "年", "周", "个星期", "星期", "分钟", "个工作日", "工作日"} {
+		if strings.HasPrefix(rest, u) {
+			return true
+		}
+	}
+	return false
+}
+
+// latinDurationAfter reports a unit of time (or leave) as the word after a
+// count cue: "how many days of leave … in total" asks how long, not how
+// many records.
+func latinDurationAfter(rest string) bool {
+	w, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+	switch w {
+	case "day", "days", "hour", "hours", "week", "weeks", "month", "months", "year", "years", "minute", "minutes",
+		"working", "business", "calendar", "leave":
+		return true
+	}
+	return false
+}
+
 // ShapeOf reads the shape of a question from its wording: totals (总额, 合计,
 // in total, sum of), counts of records over a period or a whole set (这个月
 // 退了多少单, how many orders did we ship last month; not "how many days
@@ -45,7 +69,7 @@ func ShapeOf(text string) Shape {
 			continue
 		}
 		scope := containsAnyWord(lw, countScopes) || hasKind(t, Date) || cue == " total number of " || cue == " count of "
-		if scope && !containsAnyWord(lw, ruleWords) {
+		if scope && !containsAnyWord(lw, ruleWords) && !latinDurationAfter(lw[strings.Index(lw, cue)+len(cue):]) {
 			hit(OpCount, strings.TrimSpace(cue))
 		}
 		break
@@ -59,7 +83,7 @@ func ShapeOf(text string) Shape {
 		}
 	}
 	for _, cue := range hanCountStrong {
-		if strings.Contains(c, cue) {
+		if at := strings.Index(c, cue); at >= 0 && !durationAfter(c[at+len(cue):]) {
 			hit(OpCount, cue)
 		}
 	}
@@ -68,7 +92,16 @@ func ShapeOf(text string) Shape {
 			hit(OpSum, cue)
 		}
 	}
+	// "How many days of leave do I get in total?" asks how long, not for a
+	// sum over records: "in total" and "altogether" then say nothing.
+	howLong := false
+	if at := strings.Index(lw, " how many "); at >= 0 && !hasKind(t, Date) {
+		howLong = latinDurationAfter(lw[at+len(" how many "):])
+	}
 	for _, cue := range latinSums {
+		if howLong && (cue == "in total" || cue == "altogether") {
+			continue
+		}
 		if strings.Contains(lw, " "+cue+" ") {
 			hit(OpSum, cue)
 		}

@@ -13,6 +13,12 @@ func TestShapeOf(t *testing.T) {
 		coverage bool
 	}{
 		{"这个月所有 P-204 订单的退款总额是多少？", query.OpSum, false},
+		// How long, not how many records or how much in all.
+		{"请问年假一共有多少天", "", false},
+		{"How many days of annual leave do I get in total?", "", false},
+		{"How many leave days are there altogether?", "", false},
+		{"How many days of leave did the team take in total this month?", query.OpSum, false},
+		{"P-204 一共有多少笔订单", query.OpCount, false},
 		{"What was the total refund amount for P-204 orders last month?", query.OpSum, false},
 		{"上个月一共退了多少单？", query.OpCount, false},
 		{"How many tickets were opened last week?", query.OpCount, false},
