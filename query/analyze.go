@@ -382,7 +382,7 @@ func (t *text) topic(toks []token) (han, words int, subject bool) {
 				subject = true
 			}
 		case tokWord:
-			if _, isRef := latinRefs[tk.low]; isRef || stopWords[tk.low] || measureWords[tk.low] {
+			if _, isRef := latinRefs[tk.low]; isRef || stopWords[tk.low] || measureWord(tk.low) {
 				continue
 			}
 			if latinVerb(tk.low) {
@@ -401,12 +401,15 @@ func (t *text) topic(toks []token) (han, words int, subject bool) {
 	return han, words, subject
 }
 
-// measureWords name a unit, not a topic: "How many days?" asks about the
-// topic before it.
-var measureWords = map[string]bool{
+// timeUnits are the English units of time.
+var timeUnits = map[string]bool{
 	"day": true, "days": true, "hour": true, "hours": true, "week": true, "weeks": true, "month": true,
-	"months": true, "year": true, "years": true, "minute": true, "minutes": true, "times": true, "percent": true,
+	"months": true, "year": true, "years": true, "minute": true, "minutes": true,
 }
+
+// measureWord names a unit, not a topic: "How many days?" asks about the
+// topic before it.
+func measureWord(w string) bool { return timeUnits[w] || w == "times" || w == "percent" }
 
 // hanTopic measures a CJK content segment: 0 when it is only generic verbs
 // ("退", "处理完") or a two-character verb phrase ("退货", "开好"), else its

@@ -825,9 +825,11 @@ func elideTerm(q *text, qt []token, i, j int, p *text, pt []token) (string, stri
 	return join(term, p.src, q.han), RuleEllipsisCarry
 }
 
-// participles end an English subject phrase: "how long are server
-// snapshots kept". Regular ones end in -ed.
-var participles = map[string]bool{
+// participle reports a past participle, which ends an English subject
+// phrase: "how long are server snapshots kept". Regular ones end in -ed.
+func participle(w string) bool { return irregularParticiples[w] || strings.HasSuffix(w, "ed") }
+
+var irregularParticiples = map[string]bool{
 	"kept": true, "made": true, "done": true, "paid": true, "sent": true, "held": true, "given": true, "taken": true,
 	"set": true, "run": true, "built": true, "sold": true, "shown": true, "known": true, "written": true, "seen": true,
 	"put": true, "got": true, "gotten": true, "found": true, "brought": true, "bought": true, "handled": true,
@@ -868,14 +870,14 @@ func latinSubject(p *text, pt []token) (int, int, bool) {
 	}
 	start := k
 	for k < len(w) && !stopWords[w[k].low] && !auxWords[w[k].low] && !prepositions[w[k].low] &&
-		!participles[w[k].low] && !strings.HasSuffix(w[k].low, "ed") && !whWords[w[k].low] {
+		!participle(w[k].low) && !whWords[w[k].low] {
 		k++
 	}
 	if k == start || k-start > 4 {
 		return 0, 0, false
 	}
 	end := k
-	if k < len(w) && (participles[w[k].low] || strings.HasSuffix(w[k].low, "ed")) {
+	if k < len(w) && participle(w[k].low) {
 		k++
 	}
 	if k < len(w) && (w[k].low == "up" || w[k].low == "out" || w[k].low == "back" || w[k].low == "off") {

@@ -38,12 +38,7 @@ func durationAfter(rest string) bool {
 // many records.
 func latinDurationAfter(rest string) bool {
 	w, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
-	switch w {
-	case "day", "days", "hour", "hours", "week", "weeks", "month", "months", "year", "years", "minute", "minutes",
-		"working", "business", "calendar", "leave":
-		return true
-	}
-	return false
+	return timeUnits[w] || w == "working" || w == "business" || w == "calendar" || w == "leave"
 }
 
 // ShapeOf reads the shape of a question from its wording: totals (总额, 合计,

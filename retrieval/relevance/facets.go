@@ -44,22 +44,23 @@ func compares(query string) bool {
 		}
 	}
 	for _, m := range comparisonMarksEN {
-		if hasWordFold(query, m) {
+		if indexWordFold(query, m, 0) >= 0 {
 			return true
 		}
 	}
 	return false
 }
 
-// hasWordFold reports whether s holds the ASCII phrase w as whole words,
-// without regard to case. It allocates nothing: every query is checked.
-func hasWordFold(s, w string) bool {
-	for i := 0; i+len(w) <= len(s); i++ {
+// indexWordFold returns the index of the first occurrence at or after from
+// of the ASCII phrase w in s that stands as whole words, without regard to
+// case, or -1. It allocates nothing: every query is checked.
+func indexWordFold(s, w string, from int) int {
+	for i := from; i+len(w) <= len(s); i++ {
 		if strings.EqualFold(s[i:i+len(w)], w) && boundary(s, i-1) && boundary(s, i+len(w)) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // facets returns the sides of a comparing query that have enough content
@@ -136,27 +137,14 @@ func insideWord(s string, j int, cue string) bool {
 	return false
 }
 
-// splitWord cuts s at every occurrence of the phrase cue that stands as
-// whole words, without regard to case.
+// splitWord cuts s at every occurrence of the ASCII phrase cue that stands
+// as whole words, without regard to case.
 func splitWord(s, cue string) []string {
 	var out []string
-	lower := strings.ToLower(s) // same byte offsets for the ASCII cues
-	if len(lower) != len(s) {
-		return []string{s}
-	}
 	start := 0
-	for i := 0; ; {
-		j := strings.Index(lower[i:], cue)
-		if j < 0 {
-			break
-		}
-		j += i
-		end := j + len(cue)
-		if boundary(s, j-1) && boundary(s, end) {
-			out = append(out, s[start:j])
-			start = end
-		}
-		i = end
+	for i := indexWordFold(s, cue, 0); i >= 0; i = indexWordFold(s, cue, start) {
+		out = append(out, s[start:i])
+		start = i + len(cue)
 	}
 	return append(out, s[start:])
 }
