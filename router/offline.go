@@ -44,7 +44,7 @@ var modelBlob []byte
 // server backups", "对比笔记本备份和服务器备份", "How do X and Y differ?") is
 // analytical even when the model says factual: it needs evidence about each
 // side, which a factual top 3 rarely holds. (The public training pools hold
-// almost no such questions, so the model alone cannot learn it.) Its
+// few such questions, so the model alone does not learn it.) Its
 // confidence is then the model's probability that the question is
 // substantive (factual plus analytical).
 //
