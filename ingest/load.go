@@ -26,6 +26,9 @@ type Document struct {
 	// chunk each, never among documents.
 	FAQ     bool
 	Entries []FAQEntry
+	// Tables are the file's tables as a whole, in document order; their
+	// rows are also among Blocks (see AddTable).
+	Tables []Table
 }
 
 // Block is a unit of loaded content: a heading section, a table row or a

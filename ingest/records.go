@@ -53,49 +53,22 @@ func loadCSV(doc *Document, text string) error {
 	}
 	rows := rows{r: r}
 	rows.next(header)
-	for i := range header {
-		header[i] = strings.TrimSpace(header[i])
+	t := Table{Header: header}
+	for i := range t.Header {
+		t.Header[i] = strings.TrimSpace(t.Header[i])
 	}
 	for {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
-			return nil
+			break
 		}
 		if err != nil {
 			return fmt.Errorf("%w: csv: %w", ErrMalformed, err)
 		}
-		row := rows.next(rec)
-		var b strings.Builder
-		for i, v := range rec {
-			v = strings.Join(strings.Fields(v), " ")
-			if v == "" {
-				continue
-			}
-			name := ""
-			if i < len(header) {
-				name = header[i]
-			}
-			if name == "" {
-				name = "column " + strconv.Itoa(i+1)
-			}
-			if b.Len() > 0 {
-				b.WriteString("; ")
-			}
-			b.WriteString(name)
-			b.WriteString(": ")
-			b.WriteString(v)
-		}
-		if b.Len() == 0 {
-			continue
-		}
-		doc.Blocks = append(doc.Blocks, Block{
-			Headings:    []string{doc.Title},
-			Title:       doc.Title,
-			Text:        b.String(),
-			ContentType: retrieval.ContentTableRow,
-			Locator:     "row " + strconv.Itoa(row),
-		})
+		t.Rows = append(t.Rows, Row{Cells: rec, Locator: "row " + strconv.Itoa(rows.next(rec))})
 	}
+	doc.AddTable(t)
+	return nil
 }
 
 // JSONLOptions says which fields of a JSON-lines record hold what. The zero
