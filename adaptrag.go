@@ -16,7 +16,7 @@
 // (stores, embedders, rerankers), router (classifiers), plan (the policy),
 // llm (models through langchaingo), nodes (the steps), graph (the engine).
 //
-//	p, err := adaptrag.New(adaptrag.Deps{Docs: kb.Docs, FAQ: kb.FAQ, Embedder: emb}, adaptrag.Options{})
+//	p, err := adaptrag.New(ctx, adaptrag.Deps{Docs: kb.Docs, FAQ: kb.FAQ, Embedder: emb}, adaptrag.Options{})
 //	res, err := p.Ask(ctx, adaptrag.Request{Question: q, Scope: retrieval.Scope{Tenant: tenant}})
 //	fmt.Println(res.Answer, res.Citations)
 //
@@ -42,8 +42,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/adaptrag/adaptrag/graph"
+	"github.com/adaptrag/adaptrag/internal/nodes"
 	"github.com/adaptrag/adaptrag/llm"
-	"github.com/adaptrag/adaptrag/nodes"
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/query"
 	"github.com/adaptrag/adaptrag/retrieval"
@@ -250,11 +250,15 @@ const ScopeName = "github.com/adaptrag/adaptrag"
 // would only meet later are reported now: a missing part, an embedder
 // whose dimension differs from a collection's, an invalid rule table or a
 // graph edit that does not compile. Errors match ErrConfig.
-func New(d Deps, o Options) (*Pipeline, error) {
+//
+// ctx bounds the one call New may make over the network: an embedder that
+// does not know its dimension (Dim returns 0) is asked to embed a probe
+// text, under ctx. Nothing else uses ctx after New returns.
+func New(ctx context.Context, d Deps, o Options) (*Pipeline, error) {
 	if d.Docs == nil || d.Embedder == nil {
 		return nil, fmt.Errorf("%w: Deps.Docs and Deps.Embedder are required", ErrConfig)
 	}
-	if err := checkDims(d); err != nil {
+	if err := checkDims(ctx, d); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if d.Classifier == nil {
@@ -323,12 +327,10 @@ func New(d Deps, o Options) (*Pipeline, error) {
 // checkDims compares the embedder's dimension with each collection's (when
 // both are known), so that a mismatch fails at New rather than at the
 // first search, which small talk would never reach.
-func checkDims(d Deps) error {
+func checkDims(ctx context.Context, d Deps) error {
 	ed := d.Embedder.Dim()
 	if ed == 0 {
 		// A remote embedder may not know its size until asked: ask once.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
 		vs, err := d.Embedder.Embed(ctx, []string{"dimension check"})
 		if err != nil {
 			return fmt.Errorf("embedder: dimension check: %w", err)

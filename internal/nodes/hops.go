@@ -18,18 +18,6 @@ import (
 	"github.com/adaptrag/adaptrag/state"
 )
 
-// Labels of the edges after NodeHops and NodePlan.
-const (
-	LabelStop      = "stop"      // a dependent chain stopped: its answer says why
-	LabelParts     = "parts"     // independent parts, retrieved in parallel
-	LabelLookup    = "lookup"    // a dependent chain through the structured look-up
-	LabelAggregate = "aggregate" // a total or count over every matching record
-	LabelSearch    = "search"    // one query: the plan's retrieval
-)
-
-// CollectionLookup is the collection of hits made from look-up records.
-const CollectionLookup = "lookup"
-
 // RouteAfterPlan is the router after NodePlan: LabelParts for a question
 // with independent parts (or candidates to search each), LabelAggregate for
 // a total or count, LabelLookup when the query names a record of the

@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/adaptrag/adaptrag/graph"
-	"github.com/adaptrag/adaptrag/nodes"
+	"github.com/adaptrag/adaptrag/internal/nodes"
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/state"
@@ -272,11 +272,16 @@ func traceID(span trace.Span) string {
 	return ""
 }
 
-// CheckQuestion reports why a pipeline with the default limits would refuse
-// question q: ErrInvalidUTF8, ErrEmptyQuestion or ErrQuestionTooLong.
-func CheckQuestion(q string) error { return nodes.CheckQuestion(q, 0) }
-
-// CheckHistory reports a history a pipeline would refuse
-// (ErrInvalidHistory): a role other than user or assistant, or content that
-// is not valid UTF-8.
-func CheckHistory(h []Message) error { return nodes.CheckHistory(h) }
+// Validate reports why a pipeline with the default limits would refuse r
+// before any work: ErrInvalidUTF8, ErrEmptyQuestion or ErrQuestionTooLong
+// for the question, ErrInvalidHistory for a turn whose role is neither user
+// nor assistant or whose content is not valid UTF-8. A pipeline built with
+// a different MaxQuestionRunes applies its own limit; Validate lets a
+// caller (a command line, a form) refuse a request before it loads
+// anything.
+func (r Request) Validate() error {
+	if err := nodes.CheckQuestion(r.Question, 0); err != nil {
+		return err
+	}
+	return nodes.CheckHistory(r.History)
+}

@@ -24,12 +24,6 @@ import (
 	"github.com/adaptrag/adaptrag/state"
 )
 
-// Collections a hit can come from (Hit.Collection).
-const (
-	CollectionDocs = "docs"
-	CollectionFAQ  = "faq"
-)
-
 // filter renders the source filter: the caller's source wins, else the
 // intent's suggestion. It reports whether the filter is only a guess.
 func filter(s *state.RAG) (retrieval.Filter, bool) {
