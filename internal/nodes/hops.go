@@ -98,7 +98,10 @@ func (n *Nodes) Hops(ctx context.Context, s state.RAG) (state.RAG, error) {
 	if n.p.Lookup == nil {
 		return s, nil
 	}
-	c := CallerOf(ctx)
+	c, err := n.caller(ctx)
+	if err != nil {
+		return s, err
+	}
 	queue := n.lookupIDs(&s)
 	fromQuestion := map[keyRef]bool{}
 	for _, r := range queue {
@@ -298,7 +301,10 @@ func (n *Nodes) Aggregate(ctx context.Context, s state.RAG) (state.RAG, error) {
 		s.Answer, s.AnsweredBy = t.CannotTotal, state.ByNoTotal
 		return s, nil
 	}
-	c := CallerOf(ctx)
+	c, err := n.caller(ctx)
+	if err != nil {
+		return s, err
+	}
 	start := time.Now()
 	a, err := agg.Aggregate(ctx, c.Scope, c.Actor, s.Query.Text)
 	if err == nil && (math.IsNaN(a.Value) || math.IsInf(a.Value, 0)) {

@@ -42,6 +42,9 @@ var (
 	// ErrNoTenant reports a request without a tenant to a pipeline that
 	// requires one.
 	ErrNoTenant = errors.New("adaptrag: request has no tenant")
+	// ErrCallerConflict reports a request whose Scope or Actor differs from
+	// the caller its context already carries.
+	ErrCallerConflict = errors.New("adaptrag: request scope conflicts with the caller in the context")
 	// ErrConfig reports parts or options the pipeline cannot be built from.
 	ErrConfig = errors.New("adaptrag: invalid configuration")
 )
@@ -98,6 +101,12 @@ type Config struct {
 	HyDE           bool          // search with a model-written hypothetical passage too (needs a model)
 
 	TracerProvider trace.TracerProvider // nil: the global provider
+
+	// RequireTenant makes every node that reads the caller (decide, the
+	// searches, the look-ups, the topic listing) fail with ErrNoTenant when
+	// the run's context carries no caller with a tenant, however the graph
+	// was entered.
+	RequireTenant bool
 }
 
 // Nodes holds the pipeline's node functions over its parts. It is safe for
@@ -199,6 +208,17 @@ func WithCaller(ctx context.Context, c Caller) context.Context {
 func CallerOf(ctx context.Context) Caller {
 	c, _ := ctx.Value(callerKey{}).(Caller)
 	return c
+}
+
+// caller returns the caller of the run under ctx, failing closed with
+// ErrNoTenant when the nodes require a tenant and ctx carries none. Every
+// node that searches or looks up reads the caller through it.
+func (n *Nodes) caller(ctx context.Context) (Caller, error) {
+	c := CallerOf(ctx)
+	if n.cfg.RequireTenant && strings.TrimSpace(c.Scope.Tenant) == "" {
+		return c, ErrNoTenant
+	}
+	return c, nil
 }
 
 // CallerFrom returns the caller WithCaller put in ctx, and whether one was.
