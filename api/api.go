@@ -86,11 +86,14 @@ const (
 	ByMissing    AnsweredBy = "missing_link"  // a step of a dependent chain found nothing
 	ByAggregate  AnsweredBy = "aggregate"     // a total or count over every matching record
 	ByNoTotal    AnsweredBy = "cannot_total"  // a total was asked and nothing can compute it
+	// ByNone is a run that recorded nothing: a custom graph whose own
+	// node ended it without saying what answered.
+	ByNone AnsweredBy = ""
 )
 
 // AnsweredByValues lists every AnsweredBy of v1.
 var AnsweredByValues = []AnsweredBy{ByDirect, ByChitchat, ByFAQ, ByModel, ByExtractive, ByNotFound, BySearch,
-	ByClarify, ByAskEntity, ByNoAccess, ByMissing, ByAggregate, ByNoTotal}
+	ByClarify, ByAskEntity, ByNoAccess, ByMissing, ByAggregate, ByNoTotal, ByNone}
 
 // Query is the question as retrieval used it, and whom the run acted for.
 type Query struct {
