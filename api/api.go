@@ -214,9 +214,12 @@ type SubTask struct {
 	Kind string `json:"kind"`
 	// Task names it: "dense docs", "faq", "llm classify", ...
 	Task string `json:"task"`
-	// Query is the text searched or sent, when there is one.
-	Query string `json:"query,omitempty"`
-	Hits  int    `json:"hits" jsonschema:"minimum=0"`
+	// Input is the question the sub-task serves (a part's, for one),
+	// Query the text searched or sent, Filter the filter applied.
+	Input  string `json:"input,omitempty"`
+	Query  string `json:"query,omitempty"`
+	Filter string `json:"filter,omitempty"`
+	Hits   int    `json:"hits" jsonschema:"minimum=0"`
 	// Evidence are the ids of what it found, best first.
 	Evidence []string `json:"evidence,omitempty"`
 	Status   Status   `json:"status"`
