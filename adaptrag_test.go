@@ -190,7 +190,7 @@ func TestFactualAnswerIsGrounded(t *testing.T) {
 		t.Errorf("answer %q lacks the 7-day rule or a citation", res.Answer)
 	}
 	want := []string{adaptrag.NodeDecide, adaptrag.NodeUnderstand, adaptrag.NodeClassify, adaptrag.NodePlan, adaptrag.NodeExpand,
-		adaptrag.NodeFAQ, adaptrag.NodeDense, adaptrag.NodeEvidence, adaptrag.NodeGenerate}
+		adaptrag.NodeFAQ, adaptrag.NodeDense, adaptrag.NodeEvidence, adaptrag.NodePassages, adaptrag.NodeGenerate}
 	if strings.Join(res.Path, ",") != strings.Join(want, ",") {
 		t.Errorf("path %v, want %v", res.Path, want)
 	}
