@@ -71,7 +71,7 @@ func (c *counting) SearchSparse(ctx context.Context, r retrieval.Request) ([]ret
 	if err := c.wait(ctx); err != nil {
 		return nil, err
 	}
-	return c.Searcher.SearchSparse(ctx, r)
+	return c.Searcher.(retrieval.SparseSearcher).SearchSparse(ctx, r)
 }
 
 func (c *counting) SearchHybrid(ctx context.Context, r retrieval.Request) ([]retrieval.Hit, error) {
@@ -79,7 +79,7 @@ func (c *counting) SearchHybrid(ctx context.Context, r retrieval.Request) ([]ret
 	if err := c.wait(ctx); err != nil {
 		return nil, err
 	}
-	return c.Searcher.SearchHybrid(ctx, r)
+	return retrieval.SearchHybrid(ctx, c.Searcher, r)
 }
 
 func (c *counting) total() int32 { return c.dense.Load() + c.sparse.Load() + c.hybrid.Load() }
