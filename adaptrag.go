@@ -320,7 +320,7 @@ func New(ctx context.Context, d Deps, o Options) (*Pipeline, error) {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	cfg := graph.Config{MaxSteps: o.MaxSteps, TracerProvider: tp, Clone: state.RAG.Clone}
+	cfg := graph.Config[state.RAG]{MaxSteps: o.MaxSteps, TracerProvider: tp, Clone: state.RAG.Clone}
 	app, err := g.Compile(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)

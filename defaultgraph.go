@@ -108,7 +108,7 @@ func (r *partRetrieval) get() graph.NodeFunc[state.RAG] { return r.fn }
 // compile builds the per-part retrieval from the edited graph g. A graph
 // without the part node needs none; one whose edits removed the stretch's
 // ends cannot retrieve parts and is a configuration error.
-func (r *partRetrieval) compile(g *Graph, cfg graph.Config) error {
+func (r *partRetrieval) compile(g *Graph, cfg graph.Config[state.RAG]) error {
 	if !g.HasNode(NodePart) {
 		return nil
 	}

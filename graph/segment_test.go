@@ -35,7 +35,7 @@ func TestSegment(t *testing.T) {
 	calls := 0
 	g := segmentSource(&calls)
 	g.InsertBefore("c", "spy", logNode("spy"))
-	seg := mustCompile(t, g.Segment("part", "b", "d"), Config{})
+	seg := mustCompile(t, g.Segment("part", "b", "d"), Config[st]{})
 	out, err := seg.Invoke(context.Background(), st{Route: "x"})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestSegment(t *testing.T) {
 		t.Fatalf("route y ran %q (%v)", out.Log, err)
 	}
 	// The source graph is unchanged and still compiles whole.
-	full, err := mustCompile(t, g, Config{}).Invoke(context.Background(), st{Route: "x"})
+	full, err := mustCompile(t, g, Config[st]{}).Invoke(context.Background(), st{Route: "x"})
 	if err != nil || !slices.Equal(full.Log, []string{"a", "b", "spy", "c", "d", "e"}) {
 		t.Fatalf("source ran %q (%v)", full.Log, err)
 	}
@@ -60,14 +60,14 @@ func TestSegment(t *testing.T) {
 func TestSegmentErrors(t *testing.T) {
 	calls := 0
 	g := segmentSource(&calls)
-	if _, err := g.Segment("s", "nope", "d").Compile(Config{}); !errors.Is(err, ErrUnknownNode) {
+	if _, err := g.Segment("s", "nope", "d").Compile(Config[st]{}); !errors.Is(err, ErrUnknownNode) {
 		t.Fatalf("unknown first: %v", err)
 	}
-	if _, err := g.Segment("s", "d", "b").Compile(Config{}); !errors.Is(err, ErrUnknownNode) {
+	if _, err := g.Segment("s", "d", "b").Compile(Config[st]{}); !errors.Is(err, ErrUnknownNode) {
 		t.Fatalf("last not reached: %v", err)
 	}
 	g.AddNode("a", nop) // a duplicate: the source's problem is the segment's too
-	if _, err := g.Segment("s", "b", "d").Compile(Config{}); !errors.Is(err, ErrDuplicateNode) {
+	if _, err := g.Segment("s", "b", "d").Compile(Config[st]{}); !errors.Is(err, ErrDuplicateNode) {
 		t.Fatalf("source error: %v", err)
 	}
 }
