@@ -86,7 +86,9 @@ func rpcError(t *testing.T, resp *http.Response) *struct {
 func TestMCPTakesARunSlot(t *testing.T) {
 	s, g := mcpService(t, Config{MaxRuns: 1})
 	first := make(chan *http.Response, 1)
-	go func() { first <- s.do(t, call{path: "/mcp", body: searchCall(1), key: keyAcme.Key, header: mcpHeaders}) }()
+	go func() {
+		first <- s.do(t, call{path: "/mcp", body: searchCall(1), key: keyAcme.Key, header: mcpHeaders})
+	}()
 	g.waitEntered(t)
 	if e := rpcError(t, s.do(t, call{path: "/mcp", body: searchCall(2), key: keyAcme.Key, header: mcpHeaders})); e == nil || e.Code != mcpserver.CodeBusy {
 		t.Errorf("second tool call while the slot is taken: error %+v, want code %d", e, mcpserver.CodeBusy)
@@ -170,7 +172,9 @@ func TestMCPClientGoneCancelsTheRun(t *testing.T) {
 func TestMCPCancelledNotification(t *testing.T) {
 	s, g := mcpService(t, Config{})
 	first := make(chan *http.Response, 1)
-	go func() { first <- s.do(t, call{path: "/mcp", body: searchCall(7), key: keyAcme.Key, header: mcpHeaders}) }()
+	go func() {
+		first <- s.do(t, call{path: "/mcp", body: searchCall(7), key: keyAcme.Key, header: mcpHeaders})
+	}()
 	g.waitEntered(t)
 	// Another tenant naming the same id cancels nothing.
 	cancelBody := map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 7, "reason": "user"}}
