@@ -237,9 +237,9 @@ func SourcesText(out SourcesOutput) string {
 		return "The knowledge base holds no documents."
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d documents, %d FAQ files.", out.Documents, out.FAQFiles)
+	fmt.Fprintf(&b, "%s, %s.", plural(out.Documents, "document"), plural(out.FAQFiles, "FAQ file"))
 	for _, si := range out.Sources {
-		fmt.Fprintf(&b, "\n%s: %d documents, %d passages", cmp.Or(si.Source, "(no source)"), si.Documents, si.Passages)
+		fmt.Fprintf(&b, "\n%s: %s, %s", cmp.Or(si.Source, "(no source)"), plural(si.Documents, "document"), plural(si.Passages, "passage"))
 		if len(si.Titles) > 0 {
 			fmt.Fprintf(&b, " — %s", strings.Join(si.Titles, "; "))
 		}
@@ -263,16 +263,19 @@ func (s *Server) summary(ctx context.Context) string {
 		if si.Source != "" && len(names) < maxSources {
 			names = append(names, fmt.Sprintf("%s (%d)", si.Source, si.Documents))
 		}
-		for _, t := range si.Titles {
-			if len(titles) < maxTitles {
-				titles = append(titles, t)
+	}
+	// Titles round-robin over the sources, so that each is represented.
+	for i := 0; i < titlesPerSource && len(titles) < maxTitles; i++ {
+		for _, si := range out.Sources {
+			if i < len(si.Titles) && len(titles) < maxTitles {
+				titles = append(titles, si.Titles[i])
 			}
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "The knowledge base holds %d documents", out.Documents)
+	fmt.Fprintf(&b, "The knowledge base holds %s", plural(out.Documents, "document"))
 	if out.FAQFiles > 0 {
-		fmt.Fprintf(&b, " and %d FAQ files", out.FAQFiles)
+		fmt.Fprintf(&b, " and %s", plural(out.FAQFiles, "FAQ file"))
 	}
 	if len(names) > 0 {
 		fmt.Fprintf(&b, " in the sources %s", strings.Join(names, ", "))
@@ -315,4 +318,12 @@ func (s *Server) describe(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return &out, nil
 	}
+}
+
+// plural is "1 document" or "n documents".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
