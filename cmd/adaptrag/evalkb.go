@@ -177,7 +177,7 @@ func kbPipeline(ctx context.Context, dir string) (*adaptrag.Pipeline, *kb.KB, er
 	if err != nil {
 		return nil, nil, errors.Join(err, k.Close())
 	}
-	p, err := adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb, Classifier: clf}, adaptrag.Options{})
+	p, err := adaptrag.New(ctx, adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb, Classifier: clf}, adaptrag.Options{})
 	if err != nil {
 		return nil, nil, errors.Join(err, k.Close())
 	}
