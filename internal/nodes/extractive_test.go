@@ -105,3 +105,17 @@ func TestExtractiveNeverQuotesHeaderRow(t *testing.T) {
 		t.Errorf("answer %q lacks the data row", ans)
 	}
 }
+
+// Of a table's rows, the one named by the id in the question is quoted;
+// a sibling row sharing the header words is not ("LUM-507" was answered
+// with the LUM-720 row's code too).
+func TestExtractiveQuotesTheNamedRow(t *testing.T) {
+	named := "shipment_id: SH-40217; service_code: FRZ-1; status: Damaged; shipped_on: 2026-03-09"
+	other := "shipment_id: SH-40216; service_code: EXP-NEXT; status: Delivered; shipped_on: 2026-03-05"
+	ans := answer(t, "What is the status of shipment SH-40217?",
+		rowHit("shipments.csv", "row 7", "shipments", "shipments", other),
+		rowHit("shipments.csv", "row 8", "shipments", "shipments", named))
+	if !strings.Contains(ans, named+" [2]") || strings.Contains(ans, "SH-40216") {
+		t.Errorf("answer %q: want the SH-40217 row alone", ans)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/adaptrag/adaptrag/llm"
@@ -411,6 +412,7 @@ func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hi
 			sents[i].score = s/total + 0.05/float64(1+sents[i].doc)
 		}
 	}
+	namedRowsOnly(question, docs, sents)
 	best := slices.Clone(sents)
 	slices.SortStableFunc(best, func(a, b sentence) int {
 		switch {
@@ -478,6 +480,59 @@ func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hi
 		}
 	}
 	return b.String(), cites
+}
+
+// idToken matches what a question names a record by: a run of letters
+// and digits with both in it, hyphens inside ("SH-40217", "EN-30112",
+// "LUM-507", "Z5").
+var idToken = regexp.MustCompile(`[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)*`)
+
+// recordIDs returns the id-like tokens of text, lowercased: those with
+// both a Latin letter and a digit.
+func recordIDs(text string) []string {
+	var out []string
+	for _, m := range idToken.FindAllString(text, -1) {
+		letter, digit := false, false
+		for _, r := range m {
+			letter = letter || r < utf8.RuneSelf && unicode.IsLetter(r)
+			digit = digit || unicode.IsDigit(r)
+		}
+		if letter && digit {
+			out = append(out, strings.ToLower(m))
+		}
+	}
+	return out
+}
+
+// namedRowsOnly keeps, of a table whose rows are candidates, only the rows
+// that name a record the question names, when some row does: "What does
+// LUM-507 mean?" quotes the LUM-507 row, not the LUM-720 row that shares
+// the header words. Rows of other tables, and tables where no row names
+// one, are left as they are.
+func namedRowsOnly(question string, docs []retrieval.Hit, sents []sentence) {
+	ids := recordIDs(question)
+	if len(ids) == 0 {
+		return
+	}
+	names := func(text string) bool {
+		for _, id := range recordIDs(text) {
+			if slices.Contains(ids, id) {
+				return true
+			}
+		}
+		return false
+	}
+	named := map[string]bool{} // table origin -> some row names an id
+	for _, st := range sents {
+		if st.row && st.score > 0 && names(st.text) {
+			named[docs[st.doc].Chunk.Meta[retrieval.MetaOrigin]] = true
+		}
+	}
+	for i, st := range sents {
+		if st.row && named[docs[st.doc].Chunk.Meta[retrieval.MetaOrigin]] && !names(st.text) {
+			sents[i].score = 0
+		}
+	}
 }
 
 // headingSentences is how many leading sentences of a passage carry its
