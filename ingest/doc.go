@@ -9,7 +9,8 @@
 // line) and HTML (.html, .htm; visible text only, headings kept).
 //
 // Every table, whatever its format (a CSV or TSV file, a sheet, a Markdown
-// table under a heading), is an ingest.Table handed to Document.AddTable:
+// table or an HTML table with a header row, under a heading), is an
+// ingest.Table handed to Document.AddTable:
 // each data row becomes one chunk whose text keeps the header names
 // ("zone: Z5; surcharge_eur: 9.90"), titled by the table's name; a header
 // row is never a chunk of its own. In Markdown and plain text, paragraphs

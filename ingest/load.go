@@ -183,14 +183,18 @@ func (s *sections) headings() []string {
 	return hs
 }
 
-// table closes the current section's prose and adds a Markdown table
-// standing under the open heading: it is named by that heading (the
-// document's title when there is none) and located by the heading path,
-// each row as "row N" counted from its first data row.
-func (s *sections) table(header []string, cells [][]string) {
+// table closes the current section's prose and adds a table standing
+// under the open heading (Markdown, HTML): it is named name, or by that
+// heading (the document's title when there is none) when name is "", and
+// located by the heading path, each row as "row N" counted from its first
+// data row.
+func (s *sections) table(name string, header []string, cells [][]string) {
 	s.flush()
 	hs := s.headings()
-	t := Table{Name: hs[len(hs)-1], Headings: hs, Locator: strings.Join(hs, " > "), Header: header}
+	if name == "" {
+		name = hs[len(hs)-1]
+	}
+	t := Table{Name: name, Headings: hs, Locator: strings.Join(hs, " > "), Header: header}
 	for i, c := range cells {
 		t.Rows = append(t.Rows, Row{Cells: c, Locator: "row " + strconv.Itoa(i+1)})
 	}
@@ -254,7 +258,7 @@ func loadMarkdown(doc *Document, text string) {
 			}
 			if i+1 < len(lines) && isTableLine(l) && isDelimiterRow(lines[i+1]) {
 				header, cells, n := markdownTable(lines[i:])
-				s.table(header, cells)
+				s.table("", header, cells)
 				i += n - 1
 				continue
 			}

@@ -260,3 +260,25 @@ func TestParseXLSXRefusesNonWorkbook(t *testing.T) {
 		t.Fatalf("err = %v, want ErrMalformed", err)
 	}
 }
+
+func TestParseHTMLTables(t *testing.T) {
+	page := `<html><body><h1>Guide</h1><h2>Bins</h2>
+<table><caption>Bulky items</caption><thead><tr><td>item</td><td>fee_eur</td></tr></thead>
+<tbody><tr><td>Sofa</td><td>30</td></tr><tr><td>Mattress</td><td>18</td></tr></tbody></table>
+<table><tr><th>Day</th><td>Monday</td></tr><tr><th>Bin</th><td>grey</td></tr></table>
+</body></html>`
+	doc, err := ingest.Parse("guide.html", []byte(page), ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := rowBlocks(doc)
+	if len(rows) != 2 || rows[1].Text != "item: Mattress; fee_eur: 18" || rows[1].Title != "Bulky items" ||
+		rows[1].Locator != "Guide > Bins > row 2" {
+		t.Fatalf("rows: %+v", rows)
+	}
+	// A table without a header row (headers down the side) stays text.
+	last := doc.Blocks[len(doc.Blocks)-1]
+	if last.ContentType != retrieval.ContentText || !strings.Contains(last.Text, "Day | Monday") {
+		t.Errorf("side-header table: %+v", last)
+	}
+}
