@@ -119,3 +119,13 @@ func TestExtractiveQuotesTheNamedRow(t *testing.T) {
 		t.Errorf("answer %q: want the SH-40217 row alone", ans)
 	}
 }
+
+// A one-word query that only a heading holds ("retention" for the section
+// "Data retention", whose text says "kept") is answered from that section.
+func TestExtractiveKeywordMatchedByHeading(t *testing.T) {
+	ans := answer(t, "retention", textHit("tariff_guide.md", "Tariff Guide > Meter data retention",
+		"Meter readings are kept for seven years. Older readings are deleted every January."))
+	if !strings.Contains(ans, "Meter readings are kept for seven years. [1]") {
+		t.Errorf("answer %q", ans)
+	}
+}
