@@ -59,9 +59,9 @@ type ColumnSchema struct {
 	Filter bool `json:"filter,omitempty"`
 	Sum    bool `json:"sum,omitempty"`
 	// Values are the column's distinct values, in order of first
-	// appearance, kept for key, category and id-like columns (at most
-	// MaxSchemaValues): what relations and question vocabularies match
-	// against. Nil for other columns.
+	// appearance, kept for key, category and id-like columns and text
+	// columns of short values (at most MaxSchemaValues): what relations
+	// and question vocabularies match against. Nil for other columns.
 	Values []string `json:"values,omitempty"`
 }
 
@@ -157,9 +157,6 @@ func setPermissions(c *ColumnSchema) {
 	case RoleNumber:
 		c.Sum = true
 	}
-	if c.Role == RoleText && c.Values != nil {
-		c.Filter = true // id-like references (an order's product)
-	}
 }
 
 func inferColumn(name string, vals []string, rows int) ColumnSchema {
@@ -202,8 +199,13 @@ func inferColumn(name string, vals []string, rows int) ColumnSchema {
 	case len(distinct) <= maxCategories && len(distinct) < len(vals) && short(distinct):
 		c.Role = RoleCategory
 	}
-	if c.Role == RoleKey || c.Role == RoleCategory || allID {
+	if c.Role == RoleKey || c.Role == RoleCategory || allID || c.Role == RoleText && short(distinct) {
+		// Short values may be keys (a declared key), references or words
+		// a question uses.
 		c.Values = distinct[:min(len(distinct), MaxSchemaValues)]
+	}
+	if c.Role == RoleText && allID {
+		c.Filter = true // id-like references (an order's product)
 	}
 	return c
 }

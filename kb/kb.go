@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/adaptrag/adaptrag/ingest"
+	"github.com/adaptrag/adaptrag/records"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/memstore"
 	"github.com/adaptrag/adaptrag/retrieval/qdrant"
@@ -36,6 +37,11 @@ type KB struct {
 	// Location is the location it was opened from ("" for one built in
 	// memory).
 	Location string
+	// Records is the records database of an embedded knowledge base
+	// (DIR/records.db: every ingested table, see package records); nil
+	// when it has none (nothing with tables was ingested, or a Qdrant
+	// store).
+	Records *records.DB
 
 	docs, faq retrieval.Store
 }
@@ -51,11 +57,20 @@ func newKB(location string, docs, faq retrieval.Store) *KB {
 
 // Target returns the collections as ingestion writes to them. The writes
 // fail (memstore.ErrReadOnly) on a knowledge base opened for reading.
-func (k *KB) Target() ingest.Target { return ingest.Target{Docs: k.docs, FAQ: k.faq} }
+func (k *KB) Target() ingest.Target {
+	t := ingest.Target{Docs: k.docs, FAQ: k.faq}
+	if k.Records != nil {
+		t.Tables = k.Records
+	}
+	return t
+}
 
-// Close closes both collections.
+// Close closes both collections and the records database.
 func (k *KB) Close() error {
 	var errs []error
+	if k.Records != nil {
+		errs = append(errs, k.Records.Close())
+	}
 	for _, s := range []retrieval.Store{k.docs, k.faq} {
 		if s != nil {
 			errs = append(errs, s.Close())
@@ -209,14 +224,23 @@ func openEmbedded(ctx context.Context, location string, o Options) (*KB, error) 
 		return nil, fmt.Errorf("kb: %w", err)
 	}
 	faq, err := open("faq")
+	var k *KB
 	switch {
 	case errors.Is(err, retrieval.ErrNotFound) && !o.Create:
-		return newKB(location, docs, nil), nil // documents only
+		k = newKB(location, docs, nil) // documents only
 	case err != nil:
 		docs.Close()
 		return nil, fmt.Errorf("kb: %w", err)
+	default:
+		k = newKB(location, docs, faq)
 	}
-	return newKB(location, docs, faq), nil
+	if o.Create || records.Exists(dir) {
+		if k.Records, err = records.OpenKB(ctx, dir, records.Config{Create: o.Create}); err != nil {
+			k.Close()
+			return nil, fmt.Errorf("kb: %w", err)
+		}
+	}
+	return k, nil
 }
 
 func openQdrant(ctx context.Context, location string, o Options) (*KB, error) {
