@@ -104,7 +104,7 @@ func newFixture(t testing.TB) *fixture {
 
 func (f *fixture) pipeline(t testing.TB) *adaptrag.Pipeline {
 	t.Helper()
-	p, err := adaptrag.New(f.deps, f.opts)
+	p, err := adaptrag.New(context.Background(), f.deps, f.opts)
 	if err != nil {
 		t.Fatal(err)
 	}

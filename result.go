@@ -2,7 +2,7 @@ package adaptrag
 
 import (
 	"github.com/adaptrag/adaptrag/graph"
-	"github.com/adaptrag/adaptrag/nodes"
+	"github.com/adaptrag/adaptrag/internal/nodes"
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/query"
 	"github.com/adaptrag/adaptrag/retrieval"

@@ -79,7 +79,7 @@ func TestTenantIsolationThroughPipeline(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		p, err := adaptrag.New(adaptrag.Deps{Docs: docs, FAQ: faq, Embedder: emb}, adaptrag.Options{})
+		p, err := adaptrag.New(ctx, adaptrag.Deps{Docs: docs, FAQ: faq, Embedder: emb}, adaptrag.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

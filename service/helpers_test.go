@@ -60,7 +60,7 @@ func sampleParts(t testing.TB) *parts {
 
 func (p *parts) pipeline(t testing.TB) *adaptrag.Pipeline {
 	t.Helper()
-	pipe, err := adaptrag.New(p.deps, p.opts)
+	pipe, err := adaptrag.New(context.Background(), p.deps, p.opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,11 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	msgs, err := historyMessages(history, *historyFile)
+	if err == nil {
+		if verr := (adaptrag.Request{Question: pos[0], History: msgs}).Validate(); verr != nil {
+			err = fmt.Errorf("%w: %w", errUsage, verr)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -62,7 +67,7 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 // checkQuestionArg turns a question the pipeline would refuse into a usage
 // error (exit status 2) before anything is loaded.
 func checkQuestionArg(q string) error {
-	if err := adaptrag.CheckQuestion(q); err != nil {
+	if err := (adaptrag.Request{Question: q}).Validate(); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return nil
@@ -93,9 +98,6 @@ func historyMessages(flags []string, file string) ([]adaptrag.Message, error) {
 			}
 		}
 		msgs = append(msgs, m)
-	}
-	if err := adaptrag.CheckHistory(msgs); err != nil {
-		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return msgs, nil
 }

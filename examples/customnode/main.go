@@ -30,7 +30,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer k.Close()
-	p, err := adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{
+	p, err := adaptrag.New(ctx, adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{
 		Graph: func(g *adaptrag.Graph) error {
 			// A guard that ends the run.
 			g.InsertBefore(adaptrag.NodeDecide, "guard", guard)
