@@ -114,8 +114,10 @@ func Sample(ctx context.Context, emb retrieval.Embedder) (*KB, error) {
 }
 
 // FromFS builds an in-memory knowledge base from the files of fsys with
-// ingest.IngestFS: documents, and the entries of FAQ files (recognised by
-// content) as the FAQ collection, which is nil when there are none. Any
+// ingest.IngestFS: documents, the entries of FAQ files (recognised by
+// content) as the FAQ collection, which is nil when there are none, and
+// the files' tables as an in-memory records database (Records, nil when
+// there are none). Any
 // file that fails to load fails the build.
 func FromFS(ctx context.Context, files fs.FS, emb retrieval.Embedder) (*KB, error) {
 	if emb == nil {
@@ -131,6 +133,10 @@ func FromFS(ctx context.Context, files fs.FS, emb retrieval.Embedder) (*KB, erro
 		return nil, err
 	}
 	k := newKB("", docs, faq)
+	if k.Records, err = records.OpenKB(ctx, "", records.Config{}); err != nil {
+		k.Close()
+		return nil, fmt.Errorf("kb: %w", err)
+	}
 	rep, err := ingest.IngestFS(ctx, k.Target(), files, ingest.Options{Embedder: emb, BatchSize: 64})
 	if err == nil {
 		err = rep.Err()
@@ -139,9 +145,15 @@ func FromFS(ctx context.Context, files fs.FS, emb retrieval.Embedder) (*KB, erro
 		k.Close()
 		return nil, fmt.Errorf("kb: load: %w", err)
 	}
+	if len(k.Records.Tables()) == 0 {
+		k.Records.Close()
+		k.Records = nil
+	}
 	if rep.FAQEntries == 0 {
 		faq.Close()
+		rec := k.Records
 		k = newKB("", docs, nil)
+		k.Records = rec
 	}
 	return k, nil
 }

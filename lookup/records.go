@@ -190,7 +190,7 @@ func shape(id string) string {
 // refund"); weak ones ("一共", "in total") ask for a sum only when no count
 // word is there ("一共有多少笔" counts).
 var (
-	strongSum = []string{"总额", "总计", "合计", "总和", "总金额", "total", "sum", "sum of", "多少元", "多少钱", "多少块", "how much"}
+	strongSum = []string{"总额", "总计", "合计", "总和", "总金额", "total", "sum", "sum of", "多少元", "多少钱", "多少块", "多少欧元", "多少美元", "how much"}
 	weakSum   = []string{"一共", "总共", "共计", "累计", "altogether", "in total"}
 	countOnly = []string{"多少笔", "多少个", "几笔", "几个", "多少单", "几单", "多少条", "几条", "多少位", "几位", "数量", "how many", "count", "number of"}
 )
@@ -217,6 +217,69 @@ func (r *Records) Aggregate(ctx context.Context, scope retrieval.Scope, actor, q
 		a.Records = append(a.Records, record(row))
 	}
 	return a, nil
+}
+
+// IsTotal reports whether question asks for a total or a count over one
+// of the tables: a sum of a column it names by name, alias or unit, or a
+// count whose words stand next to the table's name ("how many shipments",
+// "一共有几条选课记录", "选课记录有多少条").
+func (r *Records) IsTotal(question string) bool {
+	q := strings.ToLower(question)
+	query, err := r.query(q)
+	if err != nil {
+		return false
+	}
+	if query.Op == "sum" {
+		return true
+	}
+	t, _ := r.pick(q, false)
+	if t == nil {
+		return false
+	}
+	for _, cw := range countOnly {
+		for _, a := range aliasesOf(*t) {
+			if near(q, cw, strings.ToLower(a)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// near reports whether a and b both occur in q with at most two words
+// (or four CJK characters) between them, either way round.
+func near(q, a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	for _, pair := range [][2]string{{a, b}, {b, a}} {
+		for i := 0; ; {
+			j := strings.Index(q[i:], pair[0])
+			if j < 0 {
+				break
+			}
+			j += i
+			rest := q[j+len(pair[0]):]
+			if k := strings.Index(rest, pair[1]); k >= 0 {
+				gap := rest[:k]
+				if len(strings.Fields(gap)) <= 2 && utf8.RuneCountInString(strings.Join(strings.Fields(gap), "")) <= 16 &&
+					(isASCII(gap) || utf8.RuneCountInString(gap) <= 4) {
+					return true
+				}
+			}
+			i = j + 1
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // query maps a lower-cased question to a query over one table.
@@ -319,19 +382,53 @@ func summable(q string, t *ingest.TableSchema) string {
 		if h := headerWord(c.Name); h != "" {
 			words = append(words, h)
 		}
+		for _, w := range slices.Clone(words) {
+			if w != "" && w[len(w)-1] < 0x80 && unicode.IsLetter(rune(w[len(w)-1])) {
+				words = append(words, w+"s") // "charges" names charge
+			}
+		}
 		for _, w := range words {
 			if len(w) > n && containsAny(q, []string{w}) {
 				field, n = c.Name, len(w)
 			}
 		}
 	}
-	return field
+	if field != "" {
+		return field
+	}
+	// A unit the question names ("一共多少欧元") picks the one column in it.
+	for unit, words := range unitWords {
+		if !containsAny(q, words) {
+			continue
+		}
+		var cols []string
+		for _, c := range t.Columns {
+			if c.Sum && strings.EqualFold(c.Unit, unit) {
+				cols = append(cols, c.Name)
+			}
+		}
+		if len(cols) == 1 {
+			return cols[0]
+		}
+	}
+	return ""
+}
+
+// unitWords are the words a question uses for a unit.
+var unitWords = map[string][]string{
+	"EUR": {"欧元", "euro", "euros", "eur", "€"},
+	"USD": {"美元", "dollar", "dollars", "usd"},
+	"CNY": {"元", "人民币", "yuan", "rmb", "cny"},
+	"kg":  {"公斤", "千克", "kilograms", "kg"},
 }
 
 // headerWord is a header without its unit: "amount (CNY)" -> "amount".
 func headerWord(h string) string {
 	if i := strings.IndexAny(h, "(（["); i > 0 {
 		return strings.TrimSpace(h[:i])
+	}
+	if i := strings.LastIndexByte(h, '_'); i > 0 {
+		return h[:i] // "charge_eur" -> "charge"
 	}
 	return ""
 }
