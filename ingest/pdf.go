@@ -45,8 +45,10 @@ type PDFEngineConfig struct {
 }
 
 // PDFEngine reads PDF files with PDFium compiled to WebAssembly and run by
-// wazero: pure Go, no cgo, nothing downloaded at run time. Creating one
-// compiles the module, which takes seconds, so a process should keep one:
+// wazero: pure Go, no cgo, nothing downloaded at run time. The first
+// engine of a process compiles the module, which takes seconds (the
+// compiled code is then kept for the process), so a process should keep
+// one engine:
 // Options.Doc.PDF names it, and when it is nil the process-wide engine of
 // SharedPDFEngine is used. An engine is safe for concurrent use; each file
 // gets an instance of its own, which cannot see the file system, and which
@@ -71,7 +73,8 @@ func NewPDFEngine(ctx context.Context, cfg PDFEngineConfig) (*PDFEngine, error) 
 	rc := wazero.NewRuntimeConfig().
 		WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
 		WithMemoryLimitPages(pages).
-		WithCloseOnContextDone(true)
+		WithCloseOnContextDone(true).
+		WithCompilationCache(compiled())
 	pool, err := webassembly.Init(webassembly.Config{
 		Context:       context.WithoutCancel(ctx),
 		MinIdle:       0,
@@ -106,6 +109,19 @@ func (e *PDFEngine) Close() error {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// compiledCache keeps PDFium's compiled code for the life of the process,
+// so that a second engine (a test's, a reopened service's) starts in
+// milliseconds rather than seconds.
+var compiledCache struct {
+	once  sync.Once
+	cache wazero.CompilationCache
+}
+
+func compiled() wazero.CompilationCache {
+	compiledCache.once.Do(func() { compiledCache.cache = wazero.NewCompilationCache() })
+	return compiledCache.cache
+}
 
 // shared is the process-wide engine of SharedPDFEngine.
 var shared struct {
@@ -185,7 +201,7 @@ func (e *PDFEngine) read(ctx context.Context, data []byte, o DocOptions) (f pdfF
 		close(finished)
 		wg.Wait()
 		once.Do(func() { _ = inst.Close() })
-		if killed {
+		if killed || (err != nil && ctx.Err() != nil) {
 			err = fmt.Errorf("%w: reading stopped after %v: %w", ErrDocLimit, o.timeout(), ctx.Err())
 		}
 	}()
