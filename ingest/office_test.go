@@ -358,4 +358,4 @@ func (s *captureStore) ReplaceDocument(_ context.Context, _ retrieval.Scope, _ s
 }
 
 func (s *captureStore) DeleteDocument(context.Context, retrieval.Scope, string) error { return nil }
-func (s *captureStore) Dim() int                                                     { return 0 }
+func (s *captureStore) Dim() int                                                      { return 0 }
