@@ -99,6 +99,11 @@ type Config struct {
 	// the tenant of an MCP session is its key's, never a tool argument's
 	// (see mcpserver.Server.Handler).
 	MCP http.Handler
+	// Files maps a tenant to the folder its knowledge base was ingested
+	// from: GET /v1/files/ORIGIN serves a citation's file from the
+	// caller's tenant's folder, never another's (service/files.go). Nil
+	// serves no files.
+	Files map[string]string
 }
 
 // Check is one readiness check: nil when the dependency it names is
@@ -173,6 +178,7 @@ func (s *Server) routes() {
 	m.Handle("/v1/ask", s.only("POST", s.authed(s.handleAsk)))
 	m.Handle("/v1/search", s.only("POST", s.authed(s.handleSearch)))
 	m.Handle("/v1/graph", s.only("GET", s.authed(s.handleGraph)))
+	m.Handle(filesPrefix, s.only("GET", s.authed(s.handleFile)))
 	if s.cfg.MCP != nil {
 		m.Handle("/mcp", s.authed(func(w http.ResponseWriter, r *http.Request, c caller) {
 			ctx := adaptrag.WithCaller(r.Context(), adaptrag.Caller{Scope: retrieval.Scope{Tenant: c.Tenant}, Actor: c.Actor})
