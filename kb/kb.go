@@ -23,6 +23,7 @@ import (
 	"github.com/adaptrag/adaptrag/retrieval/memstore"
 	"github.com/adaptrag/adaptrag/retrieval/qdrant"
 	"github.com/adaptrag/adaptrag/samplekb"
+	"github.com/adaptrag/adaptrag/vocab"
 )
 
 // ErrLocation reports a store location that cannot be parsed.
@@ -36,13 +37,19 @@ type KB struct {
 	// Location is the location it was opened from ("" for one built in
 	// memory).
 	Location string
+	// Vocab is the knowledge base's vocabulary (names and their kinds,
+	// see package vocab) for the default tenant: built from the files of
+	// one built in memory, read from the store's folder for an embedded
+	// store (empty when it has none), empty for Qdrant.
+	Vocab *vocab.Vocabulary
 
 	docs, faq retrieval.Store
+	dir       string // the embedded store's folder, "" otherwise
 }
 
 // newKB wraps two stores; faq may be nil.
 func newKB(location string, docs, faq retrieval.Store) *KB {
-	k := &KB{Location: location, Docs: docs, docs: docs, faq: faq}
+	k := &KB{Location: location, Docs: docs, docs: docs, faq: faq, Vocab: vocab.New(nil)}
 	if faq != nil {
 		k.FAQ = faq
 	}
@@ -128,6 +135,10 @@ func FromFS(ctx context.Context, files fs.FS, emb retrieval.Embedder) (*KB, erro
 		faq.Close()
 		k = newKB("", docs, nil)
 	}
+	if k.Vocab, err = vocab.FromFS(ctx, files); err != nil {
+		k.Close()
+		return nil, fmt.Errorf("kb: %w", err)
+	}
 	return k, nil
 }
 
@@ -209,14 +220,56 @@ func openEmbedded(ctx context.Context, location string, o Options) (*KB, error) 
 		return nil, fmt.Errorf("kb: %w", err)
 	}
 	faq, err := open("faq")
+	var k *KB
 	switch {
 	case errors.Is(err, retrieval.ErrNotFound) && !o.Create:
-		return newKB(location, docs, nil), nil // documents only
+		k = newKB(location, docs, nil) // documents only
 	case err != nil:
 		docs.Close()
 		return nil, fmt.Errorf("kb: %w", err)
+	default:
+		k = newKB(location, docs, faq)
 	}
-	return newKB(location, docs, faq), nil
+	k.dir = dir
+	if k.Vocab, err = vocab.Load(vocab.File(dir, "")); err != nil {
+		k.Close()
+		return nil, fmt.Errorf("kb: %w", err)
+	}
+	return k, nil
+}
+
+// VocabOf returns the vocabulary of a tenant: for an embedded store the
+// one saved in its folder (empty when none was), else Vocab for the
+// default tenant and an empty one for others.
+func (k *KB) VocabOf(tenant string) (*vocab.Vocabulary, error) {
+	if k.dir == "" {
+		if tenant == "" {
+			return k.Vocab, nil
+		}
+		return vocab.New(nil), nil
+	}
+	return vocab.Load(vocab.File(k.dir, tenant))
+}
+
+// AddVocab merges v into the tenant's vocabulary and, for an embedded
+// store, saves it in the store's folder (ingestion calls it with the
+// vocabulary of the files it ingested). A name already known keeps its
+// kind.
+func (k *KB) AddVocab(tenant string, v *vocab.Vocabulary) error {
+	old, err := k.VocabOf(tenant)
+	if err != nil {
+		return err
+	}
+	merged := vocab.Merge(v, old)
+	if k.dir != "" {
+		if err := merged.Save(vocab.File(k.dir, tenant)); err != nil {
+			return fmt.Errorf("kb: %w", err)
+		}
+	}
+	if tenant == "" {
+		k.Vocab = merged
+	}
+	return nil
 }
 
 func openQdrant(ctx context.Context, location string, o Options) (*KB, error) {

@@ -107,7 +107,7 @@ func (n *Nodes) rewrite(ctx context.Context, s *state.RAG) (query.Rewrite, error
 	if err == nil {
 		return rw, nil
 	}
-	off, oerr := query.Offline{}.Rewrite(ctx, s.Question, s.History)
+	off, oerr := query.StandIn(n.p.Rewriter).Rewrite(ctx, s.Question, s.History)
 	if oerr != nil {
 		off = query.Rewrite{Text: s.Question, Rule: "original"}
 	}

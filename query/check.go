@@ -64,11 +64,20 @@ func (e *RejectError) Is(target error) bool { return target == ErrRewriteRejecte
 // model variants and, without the "add" rule for numbers and times, on
 // hypothetical passages.
 func Check(question string, history []Message, candidate string) error {
+	return CheckWith(nil, question, history, candidate)
+}
+
+// CheckWith is Check with the names of a knowledge base's vocabulary (nil:
+// none) as entities. It also refuses a candidate that keeps a name of the
+// history beside the question's new name of the same kind ("What about
+// Flow?" after a question on Spark must not become a question on both),
+// unless the question refers back ("它和 P-205 比呢").
+func CheckWith(v Vocabulary, question string, history []Message, candidate string) error {
 	hs := make([]*text, 0, len(history))
 	for _, m := range history {
-		hs = append(hs, newText(m.Content))
+		hs = append(hs, parse(m.Content, v))
 	}
-	return check(newText(question), hs, newText(candidate), false)
+	return check(parse(question, v), hs, parse(candidate, v), false)
 }
 
 // check implements Check. In a passage (passage true) numbers and times the
@@ -96,9 +105,44 @@ func check(q *text, hs []*text, c *text, passage bool) error {
 			continue
 		}
 		if slices.ContainsFunc(hs, func(h *text) bool { return hasEntity(h, cs) }) {
+			if old := keptBeside(q, cs); old != "" && !passage {
+				return &RejectError{Op: "keep", Entity: cs.value, By: old}
+			}
 			continue
 		}
 		return &RejectError{Op: "add", Entity: cs.value}
 	}
 	return nil
+}
+
+// keptBeside returns the question's name that the history's name s (not in
+// the question) stands beside with the same kind, when the question does
+// not refer back; "" otherwise. Only names of a vocabulary and identifiers
+// of one letter prefix have a kind sure enough for this.
+func keptBeside(q *text, s *span) string {
+	if !s.subject() {
+		return ""
+	}
+	keys := s.kindKeys()
+	if s.vk == "" {
+		keys = keys[1:] // the prefix, not the guessed kind
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	for k := range q.spans {
+		qs := &q.spans[k]
+		if !qs.subject() || sameEntity(qs, s) {
+			continue
+		}
+		for _, a := range qs.kindKeys() {
+			if slices.Contains(keys, a) {
+				if len(q.refs(q.tokens())) > 0 {
+					return ""
+				}
+				return qs.value
+			}
+		}
+	}
+	return ""
 }

@@ -133,10 +133,12 @@ func build(ctx context.Context, o options) (*app, error) {
 		o.tune(&opts)
 	}
 	deps := adaptrag.Deps{Docs: a.kb.Docs, FAQ: a.kb.FAQ, Embedder: emb, Classifier: clf, Generator: gen}
+	// Follow-ups are understood with the knowledge base's own names.
+	deps.Rewriter = query.Offline{Vocab: a.kb.Vocab}
 	if gen != nil {
 		// Follow-ups are rewritten by the model (checked against the
 		// conversation; the offline rules stand in when it fails).
-		deps.Rewriter = query.NewLLM(gen, query.LLMConfig{})
+		deps.Rewriter = query.NewLLM(gen, query.LLMConfig{Vocab: a.kb.Vocab})
 	}
 	if sample {
 		deps.Lookup = samplekb.Lookup() // the sample's orders and products
