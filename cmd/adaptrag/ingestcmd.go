@@ -10,8 +10,8 @@ import (
 
 	"github.com/adaptrag/adaptrag/ingest"
 	"github.com/adaptrag/adaptrag/kb"
-	"github.com/adaptrag/adaptrag/vocab"
 	"github.com/adaptrag/adaptrag/retrieval/embed"
+	"github.com/adaptrag/adaptrag/vocab"
 )
 
 // skippedShown is how many skipped files ingest names without --verbose.
