@@ -54,6 +54,7 @@ func (n *Nodes) Understand(ctx context.Context, s state.RAG) (state.RAG, error) 
 	s.Query.Rewritten = rw.Rewritten
 	s.Query.FollowUp = rw.FollowUp
 	s.Query.Resolved, s.Query.Unresolved, s.Query.Entities = rw.Resolved, rw.Unresolved, rw.Entities
+	s.Query.Variants = append(s.Query.Variants[:0:0], rw.Variants...)
 	s.Query.Shape = query.ShapeOf(rw.Text)
 	t := state.SubTask{Node: NodeUnderstand, Kind: "rewrite", Task: "rewrite " + rw.Rule, Input: s.Question, Query: rw.Text,
 		Status: state.StatusOK, Took: time.Since(start)}

@@ -124,3 +124,14 @@ func namedBefore(win []hmsg) bool {
 	}
 	return false
 }
+
+// historyVariant is the search key of a kept follow-up: the question, then
+// the previous question's entities and keywords (without those of the
+// slot the question fills).
+func historyVariant(q, p *text, pt []token) []string {
+	kw := p.keywords(pt, 0, len(p.cs), conflicts(q))
+	if kw == "" {
+		return nil
+	}
+	return []string{q.src + " " + kw}
+}

@@ -67,6 +67,11 @@ type Rewrite struct {
 	// reference: retrieve nothing and ask the user.
 	Clarify *Clarify
 	Rule    string // which rule decided (for the log)
+	// Variants are extra search keys that lean on the history when no
+	// rewrite was sure (RuleKept): the question with the previous
+	// question's entities and keywords. They are searched beside Text and
+	// never shown as the query.
+	Variants []string
 }
 
 // Rewriter turns a question and the conversation before it into a
@@ -254,6 +259,14 @@ func (o Offline) rewrite(question string, pre *text, c *conv, end, depth int) Re
 		if i, j, ok := q.ellipsis(qt, refs); ok {
 			r.Text, r.Rule = elide(q, qt, i, j, p, pt)
 			r.FollowUp = true
+			if r.Rule == RuleEllipsisCarry {
+				// No part of the previous question to replace ("What
+				// about Japan?" after Mexico): a splice would ask about
+				// both. The question is kept; the previous one only
+				// boosts retrieval.
+				r.Text, r.Rule = question, RuleKept
+				r.Variants = historyVariant(q, p, pt)
+			}
 			return finish(r, question, q)
 		}
 		if i, j, ok := q.bareTerm(qt, refs); ok {
