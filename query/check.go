@@ -112,7 +112,57 @@ func check(q *text, hs []*text, c *text, passage bool) error {
 		}
 		return &RejectError{Op: "add", Entity: cs.value}
 	}
+	if !passage {
+		if w, n := splitName(q, c); w != "" {
+			return &RejectError{Op: "split", Entity: w + " " + n}
+		}
+	}
 	return nil
+}
+
+// splitName finds a bare number the question writes after a word ("iPhone
+// 15", "Model 3") that the candidate keeps without that word before it
+// ("the Pixel 15"): the word and the number are one name, and a splice
+// that moves the number alone makes a name nobody said.
+func splitName(q, c *text) (string, string) {
+	for k := range q.spans {
+		qs := &q.spans[k]
+		if qs.kind != Number || qs.unit != "" {
+			continue
+		}
+		w := q.wordBefore(qs.i)
+		if w == "" || stopWords[w] || prepositions[w] {
+			continue
+		}
+		kept := false
+		for m := range c.spans {
+			if cs := &c.spans[m]; sameEntity(cs, qs) && c.wordBefore(cs.i) == w {
+				kept = true
+				break
+			}
+		}
+		if !kept {
+			return w, qs.value
+		}
+	}
+	return "", ""
+}
+
+// wordBefore returns the folded Latin word that ends right before char i
+// (spaces between allowed), "" when there is none.
+func (t *text) wordBefore(i int) string {
+	e := i
+	for e > 0 && isSpace(t.at(e-1)) {
+		e--
+	}
+	b := e
+	for b > 0 && isLetter(t.at(b-1)) {
+		b--
+	}
+	if b == e || b > 0 && isAlnum(t.at(b-1)) {
+		return ""
+	}
+	return t.folded(b, e)
 }
 
 // keptBeside returns the question's name that the history's name s (not in

@@ -94,3 +94,19 @@ func TestCheckKeepsNoOldSibling(t *testing.T) {
 		t.Fatalf("the sibling rewrite was refused: %v", err)
 	}
 }
+
+// A number written after a word is one name with it: a splice that moves
+// the number alone ("the Pixel 15") is refused, and the question is kept.
+func TestCheckSplitName(t *testing.T) {
+	h := []query.Message{{Role: "user", Content: "Does eSIM work on the Pixel 8?"}}
+	if err := query.Check("And the iPhone 15?", h, "iPhone Does eSIM work on the Pixel 15?"); err == nil {
+		t.Fatal("the splice passed the check")
+	}
+	if err := query.Check("And the iPhone 15?", h, "Does eSIM work on the iPhone 15?"); err != nil {
+		t.Fatalf("the right rewrite was refused: %v", err)
+	}
+	r, _ := query.Offline{}.Rewrite(context.Background(), "And the iPhone 15?", h)
+	if strings.Contains(r.Text, "Pixel") {
+		t.Fatalf("rewrite %q [%s]", r.Text, r.Rule)
+	}
+}
