@@ -18,8 +18,9 @@ type column struct {
 
 // tableColumns returns the columns of t that hold names: the key column
 // (the first, when its values are distinct names that are not all
-// numbers) and the category columns (short names without digits, at
-// least two different).
+// numbers), the category columns (short names without digits, at least
+// two different), and the columns ingest.InferSchema calls a key or a
+// category, when their values are names.
 func tableColumns(d ingest.Document, t ingest.Table) []column {
 	if len(t.Rows) < 2 {
 		return nil
@@ -34,6 +35,13 @@ func tableColumns(d ingest.Document, t ingest.Table) []column {
 	width := len(t.Header)
 	for _, r := range t.Rows {
 		width = max(width, len(r.Cells))
+	}
+	// The roles ingest infers (a key, categories) count besides the
+	// shape of the values read here.
+	schema := ingest.InferSchema(t)
+	inferred := func(c int) bool {
+		cs := schema.Column(t.Column(c))
+		return cs != nil && (cs.Role == ingest.RoleKey || cs.Role == ingest.RoleCategory)
 	}
 	var out []column
 	for c := 0; c < width; c++ {
@@ -71,7 +79,7 @@ func tableColumns(d ingest.Document, t ingest.Table) []column {
 		}
 		key := c == 0 && !repeated && !numeric
 		category := c > 0 && !digits
-		if key || category {
+		if key || category || inferred(c) && !numeric {
 			out = append(out, column{kind: table + "/" + t.Column(c), names: vals})
 		}
 	}
