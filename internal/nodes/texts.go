@@ -36,7 +36,7 @@ type Lang struct {
 	// TalkNotFound replies to a question that found nothing and reads as
 	// small talk ("how's the day going so far" sent to retrieval): a
 	// friendly word that nothing was found, not a bare refusal.
-	TalkNotFound string
+	TalkNotFound   string
 	Lead           string // opens an extractive answer
 	ChitchatPrompt string // system prompt of the model's small-talk reply
 	AnswerPrompt   string // system prompt of the model's answer from passages
