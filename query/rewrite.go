@@ -689,7 +689,27 @@ func elide(q *text, qt []token, i, j int, p *text, pt []token) (string, string) 
 	if len(xs) > 0 {
 		return elideEntities(q, qt, i, j, xs, p, pt)
 	}
-	return elideTerm(q, qt, i, j, p, pt)
+	out, rule := elideTerm(q, qt, i, j, p, pt)
+	if rule == RuleEllipsisCarry && p.voc != nil && namesKnown(p) {
+		// A term the vocabulary does not know ("招待费") may still replace
+		// the part of the previous question that it names as a word
+		// ("差旅报销" -> "招待费"): read the previous question as words.
+		p0 := parse(p.src, nil)
+		if o, r := elideTerm(q, qt, i, j, p0, p0.tokens()); r != RuleEllipsisCarry {
+			return o, r
+		}
+	}
+	return out, rule
+}
+
+// namesKnown reports a text with a name of the vocabulary.
+func namesKnown(t *text) bool {
+	for k := range t.spans {
+		if t.spans[k].vk != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func elideEntities(q *text, qt []token, i, j int, xs []*span, p *text, pt []token) (string, string) {

@@ -28,7 +28,7 @@ func (n names) Names(text string) []query.Name {
 	return out
 }
 
-var testVocab = names{"Spark": "plan", "Flow": "plan", "Surge": "plan", "静安寺店": "store", "徐家汇店": "store", "轩逸": "car"}
+var testVocab = names{"Spark": "plan", "Flow": "plan", "Surge": "plan", "静安寺店": "store", "徐家汇店": "store", "轩逸": "car", "差旅": "expense"}
 
 func TestVocabularyMoves(t *testing.T) {
 	u := func(s string) query.Message { return query.Message{Role: "user", Content: s} }
@@ -49,6 +49,7 @@ func TestVocabularyMoves(t *testing.T) {
 			"The Surge one.", query.RuleClarifyReply, "How much hotspot data does Surge give?", nil},
 		{"reply in Chinese", []query.Message{u("我在静安寺店和徐家汇店之间选一家。"), u("它周末开门吗？"), a("您指的是静安寺店还是徐家汇店？")},
 			"徐家汇店", query.RuleClarifyReply, "徐家汇店周末开门吗？", nil},
+		{"an unknown term replaces a known name read as a word", []query.Message{u("差旅报销要在多少天内提交？")}, "招待费呢？", query.RuleEllipsisSubject, "招待费要在多少天内提交？", nil},
 		{"a new term with no slot is kept", []query.Message{u("Can I bring my dog to a Surge store?")}, "What about cats?", query.RuleKept, "What about cats?", nil},
 	}
 	for _, tt := range tests {
