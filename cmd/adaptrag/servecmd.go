@@ -154,7 +154,11 @@ func searchable(ctx context.Context, k *kb.KB) error {
 		if c == nil {
 			continue
 		}
-		if _, err := c.SearchSparse(ctx, retrieval.Request{Text: "readiness", K: 1}); err != nil {
+		sp, ok := c.(retrieval.SparseSearcher)
+		if !ok {
+			continue // every store kb opens has one; a searcher without it is not probed
+		}
+		if _, err := sp.SearchSparse(ctx, retrieval.Request{Text: "readiness", K: 1}); err != nil {
 			return err
 		}
 	}
