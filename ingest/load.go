@@ -50,8 +50,9 @@ type Block struct {
 }
 
 // Parse loads data as the file at path p (slash-separated), choosing the
-// loader by extension: .md/.markdown, .txt, .csv, .tsv, .xlsx, .jsonl,
-// .html/.htm, and the documents .pdf, .docx and .pptx (see DocOptions). A
+// loader by extension: .md/.markdown, .txt, .csv, .tsv, .jsonl,
+// .html/.htm, and the binary formats .xlsx, .pdf, .docx and .pptx (see
+// DocOptions). A
 // .jsonl or .csv file whose records have question and answer fields is an
 // FAQ file (see ParseFAQ): the Document then has FAQ set and its Entries
 // instead of Blocks. An unknown extension yields an error matching
@@ -72,14 +73,14 @@ func parse(ctx context.Context, p string, data []byte, o Options, asFAQ bool) (D
 	if !Supported(p) {
 		return doc, fmt.Errorf("%w: %q", ErrUnsupported, ext)
 	}
-	if isOffice(ext) && !asFAQ { // binary formats: PDF, DOCX, PPTX
-		return doc, loadOffice(ctx, &doc, ext, data, o.Doc)
-	}
 	if ext == ".xlsx" {
 		if asFAQ {
 			return doc, fmt.Errorf("%w: %q is not an FAQ format (.jsonl or .csv)", ErrUnsupported, ext)
 		}
 		return doc, loadXLSX(&doc, data)
+	}
+	if isOffice(ext) && !asFAQ { // binary formats: PDF, DOCX, PPTX
+		return doc, loadOffice(ctx, &doc, ext, data, o.Doc)
 	}
 	if err := checkText(data); err != nil {
 		return doc, err
