@@ -113,9 +113,10 @@ var idRE = regexp.MustCompile(`[A-Za-z0-9][A-Za-z0-9_./#-]*[A-Za-z0-9]`)
 type Ref struct{ Kind, ID string }
 
 // Refs returns the records q names, in order of mention: an id that is a
-// key of a table (compared without regard to case), or an id shaped like a
+// key of a table (compared without regard to case), an id shaped like a
 // table's keys (HZ-9999 beside HZ-3307: letters kept, digit runs alike),
-// which may name a record that does not exist. Each ref is definite: a
+// which may name a record that does not exist, or an id right after a
+// word for one table ("订单 A1"). Each ref is definite: a
 // look-up that finds nothing means there is no such record.
 func (r *Records) Refs(q string) []Ref {
 	var out []Ref
@@ -142,6 +143,25 @@ func (r *Records) Refs(q string) []Ref {
 		kinds := exact
 		if len(kinds) == 0 && len(shaped) == 1 {
 			kinds = shaped
+		}
+		if len(kinds) == 0 {
+			// "订单 A1", "order A100": an id right after a word for a table
+			// whose keys are not known in advance (a user's database).
+			lq := strings.ToLower(q)
+			for _, t := range r.tables {
+				if t.Key == "" {
+					continue
+				}
+				for _, a := range aliasesOf(t) {
+					if near(lq, strings.ToLower(a), strings.ToLower(tok)) && strings.Index(lq, strings.ToLower(a)) < strings.Index(lq, strings.ToLower(tok)) {
+						kinds = append(kinds, t.Table)
+						break
+					}
+				}
+			}
+			if len(kinds) > 1 {
+				kinds = nil
+			}
 		}
 		if len(kinds) > 1 {
 			// Several tables hold the id: the one the question names.
