@@ -198,7 +198,7 @@ func build(ctx context.Context, o options) (*app, error) {
 	}
 	if lk != nil {
 		deps.Lookup = lk
-		if (o.store == "" || o.records.url != nil && *o.records.url != "") {
+		if o.store == "" || o.records.url != nil && *o.records.url != "" {
 			a.lookup = lk // a database of its own, closed with the app
 		}
 	}
