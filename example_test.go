@@ -71,7 +71,7 @@ func ExamplePipeline_Stream() {
 		}
 	}
 	// Output:
-	// decide > understand > classify > plan > expand > faq > dense > evidence > generate
+	// decide > understand > classify > plan > expand > faq > dense > evidence > passages > generate
 	// extractive true
 }
 

@@ -1,6 +1,7 @@
 // Package kb opens knowledge bases: the bundled sample handbook (built in
 // memory at start-up, the default of the CLI) and stores named by a
-// location string ("embedded:DIR" or "qdrant://host:6334/collection").
+// location string ("embedded:DIR", "qdrant://host:6334/collection",
+// "memory:"), whose scheme selects a registered opener (Register).
 //
 // A knowledge base has two collections: documents, and FAQ entries
 // (question plus standard answer). Both are filled by package ingest, the
@@ -45,6 +46,11 @@ type KB struct {
 
 	docs, faq retrieval.Store
 }
+
+// New returns a knowledge base of two stores, for an Opener: docs is
+// required, faq may be nil (no FAQ collection). location is what Open was
+// given. Close closes both.
+func New(location string, docs, faq retrieval.Store) *KB { return newKB(location, docs, faq) }
 
 // newKB wraps two stores; faq may be nil.
 func newKB(location string, docs, faq retrieval.Store) *KB {
@@ -185,27 +191,33 @@ type Options struct {
 	Dim int
 }
 
-// Open opens the knowledge base a location names:
+// Open opens the knowledge base a location names, through the opener
+// registered for its scheme (the part before the first colon; see
+// Register). The built-in schemes are:
 //
 //	embedded:DIR                    the embedded store in DIR (DIR/docs, DIR/faq)
 //	embedded:                       the same in DefaultDir
-//	qdrant://host:6334/collection   Qdrant; the FAQ collection is collection_faq
+//	qdrant://host:6334/collection   Qdrant; the FAQ collection is collection_faq (http:// and https:// too)
+//	memory:                         a new, empty knowledge base in memory, gone when closed
 //
 // A knowledge base opened for reading may lack its FAQ collection (FAQ is
-// then nil); one opened with Options.Create has both.
+// then nil); one opened with Options.Create has both. An unknown scheme is
+// an error matching ErrLocation.
 func Open(ctx context.Context, location string, o Options) (*KB, error) {
-	var k *KB
-	var err error
-	switch {
-	case strings.HasPrefix(location, "embedded:"):
-		k, err = openEmbedded(ctx, location, o)
-	case strings.HasPrefix(location, "qdrant://"), strings.HasPrefix(location, "http://"), strings.HasPrefix(location, "https://"):
-		k, err = openQdrant(ctx, location, o)
-	default:
-		return nil, fmt.Errorf("%w: %q (want embedded:DIR or qdrant://host:6334/collection)", ErrLocation, location)
+	scheme, _, ok := strings.Cut(location, ":")
+	var open Opener
+	if ok {
+		open = lookup(scheme)
 	}
+	if open == nil {
+		return nil, fmt.Errorf("%w: %q (want %s)", ErrLocation, location, strings.Join(schemes(), ", "))
+	}
+	k, err := open(ctx, location, o)
 	if err != nil {
 		return nil, err
+	}
+	if k == nil || k.docs == nil {
+		return nil, fmt.Errorf("kb: the opener of %q returned no document collection: %w", scheme, retrieval.ErrInvalid)
 	}
 	if d := k.docs.Dim(); o.Dim > 0 && d > 0 && d != o.Dim {
 		k.Close()
@@ -256,6 +268,9 @@ func openEmbedded(ctx context.Context, location string, o Options) (*KB, error) 
 }
 
 func openQdrant(ctx context.Context, location string, o Options) (*KB, error) {
+	if _, rest, _ := strings.Cut(location, ":"); !strings.HasPrefix(rest, "//") {
+		return nil, fmt.Errorf("%w: %q (want qdrant://host:6334/collection)", ErrLocation, location)
+	}
 	cfg, err := qdrant.ParseURL(location)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrLocation, err)
