@@ -252,6 +252,9 @@ func (r *Records) IsTotal(question string) bool {
 	if query.Op == "sum" {
 		return true
 	}
+	if containsAny(q, ruleWords) {
+		return false
+	}
 	t, _ := r.pick(q, false)
 	if t == nil {
 		return false
@@ -447,11 +450,19 @@ func headerWord(h string) string {
 	if i := strings.IndexAny(h, "(（["); i > 0 {
 		return strings.TrimSpace(h[:i])
 	}
-	if i := strings.LastIndexByte(h, '_'); i > 0 {
-		return h[:i] // "charge_eur" -> "charge"
+	if i := strings.LastIndexByte(h, '_'); i > 0 && unitSuffixes[strings.ToLower(h[i+1:])] {
+		return h[:i] // "charge_eur" -> "charge", never "parcel_lockers" -> "parcel"
 	}
 	return ""
 }
+
+// unitSuffixes are the units a header ends in after an underscore.
+var unitSuffixes = map[string]bool{"eur": true, "usd": true, "cny": true, "rmb": true, "gbp": true, "kg": true, "g": true, "km": true,
+	"m": true, "m3": true, "ms": true, "s": true, "min": true, "h": true, "days": true, "pct": true, "percent": true, "yuan": true}
+
+// ruleWords mark a question about what a rule allows ("how many items can
+// be collected", "最多可以退几次"), which no count of records answers.
+var ruleWords = []string{"can", "could", "may", "allowed", "permitted", "at most", "maximum", "limit", "可以", "能", "允许", "最多", "上限"}
 
 // Close closes the records database.
 func (r *Records) Close() error { return r.db.Close() }
