@@ -113,9 +113,10 @@ var idRE = regexp.MustCompile(`[A-Za-z0-9][A-Za-z0-9_./#-]*[A-Za-z0-9]`)
 type Ref struct{ Kind, ID string }
 
 // Refs returns the records q names, in order of mention: an id that is a
-// key of a table (compared without regard to case), or an id shaped like a
+// key of a table (compared without regard to case), an id shaped like a
 // table's keys (HZ-9999 beside HZ-3307: letters kept, digit runs alike),
-// which may name a record that does not exist. Each ref is definite: a
+// which may name a record that does not exist, or an id right after a
+// word for one table ("订单 A1"). Each ref is definite: a
 // look-up that finds nothing means there is no such record.
 func (r *Records) Refs(q string) []Ref {
 	var out []Ref
@@ -142,6 +143,25 @@ func (r *Records) Refs(q string) []Ref {
 		kinds := exact
 		if len(kinds) == 0 && len(shaped) == 1 {
 			kinds = shaped
+		}
+		if len(kinds) == 0 {
+			// "订单 A1", "order A100": an id right after a word for a table
+			// whose keys are not known in advance (a user's database).
+			lq := strings.ToLower(q)
+			for _, t := range r.tables {
+				if t.Key == "" {
+					continue
+				}
+				for _, a := range aliasesOf(t) {
+					if near(lq, strings.ToLower(a), strings.ToLower(tok)) && strings.Index(lq, strings.ToLower(a)) < strings.Index(lq, strings.ToLower(tok)) {
+						kinds = append(kinds, t.Table)
+						break
+					}
+				}
+			}
+			if len(kinds) > 1 {
+				kinds = nil
+			}
 		}
 		if len(kinds) > 1 {
 			// Several tables hold the id: the one the question names.
@@ -231,6 +251,9 @@ func (r *Records) IsTotal(question string) bool {
 	}
 	if query.Op == "sum" {
 		return true
+	}
+	if containsAny(q, ruleWords) {
+		return false
 	}
 	t, _ := r.pick(q, false)
 	if t == nil {
@@ -427,11 +450,19 @@ func headerWord(h string) string {
 	if i := strings.IndexAny(h, "(（["); i > 0 {
 		return strings.TrimSpace(h[:i])
 	}
-	if i := strings.LastIndexByte(h, '_'); i > 0 {
-		return h[:i] // "charge_eur" -> "charge"
+	if i := strings.LastIndexByte(h, '_'); i > 0 && unitSuffixes[strings.ToLower(h[i+1:])] {
+		return h[:i] // "charge_eur" -> "charge", never "parcel_lockers" -> "parcel"
 	}
 	return ""
 }
+
+// unitSuffixes are the units a header ends in after an underscore.
+var unitSuffixes = map[string]bool{"eur": true, "usd": true, "cny": true, "rmb": true, "gbp": true, "kg": true, "g": true, "km": true,
+	"m": true, "m3": true, "ms": true, "s": true, "min": true, "h": true, "days": true, "pct": true, "percent": true, "yuan": true}
+
+// ruleWords mark a question about what a rule allows ("how many items can
+// be collected", "最多可以退几次"), which no count of records answers.
+var ruleWords = []string{"can", "could", "may", "allowed", "permitted", "at most", "maximum", "limit", "可以", "能", "允许", "最多", "上限"}
 
 // Close closes the records database.
 func (r *Records) Close() error { return r.db.Close() }

@@ -191,3 +191,33 @@ func TestRecordsBadSidecar(t *testing.T) {
 		t.Fatalf("report %+v, %v", rep, err)
 	}
 }
+
+// A count word beside a table's name is a count, unless the question asks
+// what a rule allows; a column is named by its words, not by a part of
+// them that is no unit.
+func TestRecordsIsTotal(t *testing.T) {
+	ctx := context.Background()
+	db, err := records.OpenKB(ctx, "", records.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tb := ingest.Table{Name: "Bulky items", Header: []string{"item", "fee_eur", "parcel_lockers"},
+		Rows: []ingest.Row{{Cells: []string{"sofa", "20", "3"}}, {Cells: []string{"fridge", "25", "4"}}}}
+	err = db.ReplaceTables(ctx, retrieval.Scope{}, "a", []ingest.SchemaTable{{Origin: "a.csv", Table: tb, Schema: ingest.InferSchema(tb)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newRecords(t, db)
+	for q, want := range map[string]bool{
+		"How many bulky items are listed?":                      true,
+		"What is the total fee of bulky items?":                 true,
+		"How many bulky items can be collected in one booking?": false,
+		"How much does extra cover cost for a standard parcel?": false,
+		"What is the total of parcel lockers?":                  true,
+	} {
+		if got := l.IsTotal(q); got != want {
+			t.Errorf("IsTotal(%q) = %v, want %v", q, got, want)
+		}
+	}
+}

@@ -72,11 +72,10 @@ func OpenKB(ctx context.Context, dir string, cfg Config) (*DB, error) {
 		sdb.SetConnMaxLifetime(0)
 	}
 	d := &DB{db: sdb, drv: drv, cfg: cfg, kb: true}
+	// The default rollback journal, not WAL: a reader opening the file
+	// read-only writes nothing beside it (WAL would create -wal and -shm
+	// files), and waits for a writer's transaction (busy_timeout).
 	if cfg.Create {
-		if _, err := sdb.ExecContext(ctx, `PRAGMA journal_mode=WAL`); err != nil && dir != "" {
-			sdb.Close()
-			return nil, d.mapErr(ctx, err)
-		}
 		if _, err := sdb.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+catalogue+` (
 			name TEXT PRIMARY KEY, tenant TEXT NOT NULL, doc_id TEXT NOT NULL, position INTEGER NOT NULL,
 			origin TEXT NOT NULL, schema TEXT NOT NULL)`); err != nil {

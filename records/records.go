@@ -26,8 +26,10 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -723,4 +725,34 @@ func (d *DB) Distinct(ctx context.Context, tableName, column string) ([]string, 
 		}
 	}
 	return out, nil
+}
+
+// SchemaFile is the declared schema of a user's own database, as
+// --records-schema reads it: {"tables": [TableSchema, ...]}, each table
+// naming its key, owner and tenant columns and its columns with their
+// role, unit, aliases and whether they may be filtered ("filter": true)
+// or summed ("sum": true). Only the declared tables and columns are read.
+type SchemaFile struct {
+	Tables []ingest.TableSchema `json:"tables"`
+}
+
+// ParseSchemaFile reads a SchemaFile; unknown fields are an error matching
+// ingest.ErrSchema, and so is a file without tables.
+func ParseSchemaFile(r io.Reader) ([]ingest.TableSchema, error) {
+	var f SchemaFile
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("records: schema file: %w: %w", ingest.ErrSchema, err)
+	}
+	if len(f.Tables) == 0 {
+		return nil, fmt.Errorf("records: schema file declares no tables: %w", ingest.ErrSchema)
+	}
+	for i := range f.Tables {
+		// A declared key may be looked up and filtered on.
+		if k := f.Tables[i].Column(f.Tables[i].Key); k != nil {
+			k.Role, k.Filter = ingest.RoleKey, true
+		}
+	}
+	return f.Tables, nil
 }

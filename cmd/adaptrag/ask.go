@@ -24,6 +24,7 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	historyFile := fs.String("history-file", "", `a JSON array of {"role": "user"|"assistant", "content": TEXT} messages`)
 	clf := fs.String("classifier", "", "offline, llm or cascade (default: cascade with a model, offline without)")
 	store := fs.String("store", e.getenv("ADAPTRAG_STORE"), "knowledge base: embedded:DIR or qdrant://host:6334/collection (default: $ADAPTRAG_STORE, else the bundled sample)")
+	rf := addRecordsFlags(fs)
 	source := fs.String("source", "", "restrict retrieval to one source of the knowledge base")
 	tenant := fs.String("tenant", "", "tenant scope of the caller")
 	actor := fs.String("actor", "", "who asks, for look-ups that check permissions")
@@ -48,7 +49,7 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	a, err := build(ctx, options{classifier: *clf, store: *store, llm: llm.ConfigFromEnv()})
+	a, err := build(ctx, options{classifier: *clf, store: *store, records: rf, llm: llm.ConfigFromEnv()})
 	if err != nil {
 		return err
 	}
@@ -158,7 +159,7 @@ func printAnswer(w io.Writer, res *adaptrag.Result) {
 		fmt.Fprintf(w, "hop %d:  %s %s -> %s (%s)\n", h.N, h.Kind, clean(h.Input), clean(found), h.Status)
 	}
 	if a := res.Aggregate; a != nil {
-		fmt.Fprintf(w, "query:  %s over %d records\n", a.Query, len(a.Records))
+		fmt.Fprintf(w, "query:  %s over %d records\n", a.Query, max(a.Rows, len(a.Records)))
 	}
 	fmt.Fprintf(w, "path:   %s\n", strings.Join(append(append([]string{graph.Start}, res.Path...), graph.End), " -> "))
 	if len(res.Docs) > 0 {

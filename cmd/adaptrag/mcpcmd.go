@@ -21,6 +21,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "mcp")
 	clf := fs.String("classifier", "", "offline, llm or cascade (default: cascade with a model, offline without)")
 	store := fs.String("store", e.getenv("ADAPTRAG_STORE"), "knowledge base: embedded:DIR or qdrant://host:6334/collection (default: $ADAPTRAG_STORE, else the bundled sample)")
+	rf := addRecordsFlags(fs)
 	tenant := fs.String("tenant", "", "tenant every request of the session acts for")
 	actor := fs.String("actor", "", "who the session asks as, for look-ups that check permissions")
 	maxK := fs.Int("max-k", mcpserver.DefaultMaxK, "largest k the search tool accepts")
@@ -39,7 +40,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if *timeout < 0 {
 		return fmt.Errorf("%w: --timeout %s (want 0 or more)", errUsage, *timeout)
 	}
-	a, err := build(ctx, options{classifier: *clf, store: *store, llm: llm.ConfigFromEnv()})
+	a, err := build(ctx, options{classifier: *clf, store: *store, records: rf, llm: llm.ConfigFromEnv()})
 	if err != nil {
 		return err
 	}

@@ -21,12 +21,13 @@ import (
 	"github.com/adaptrag/adaptrag/service"
 )
 
-const serveUsage = "serve [--addr HOST:PORT] [--store LOC] [--auth FILE] [--jaeger-ui URL] [--classifier offline|llm|cascade] [--timeout D] [--max-runs N] [--max-body BYTES] [--max-question RUNES] [--max-parts N] [--keep-runs N] [--drain-delay D] [--shutdown-timeout D] [--files DIR|TENANT=DIR,...]"
+const serveUsage = "serve [--addr HOST:PORT] [--store LOC] [--records URL --records-schema FILE] [--auth FILE] [--jaeger-ui URL] [--classifier offline|llm|cascade] [--timeout D] [--max-runs N] [--max-body BYTES] [--max-question RUNES] [--max-parts N] [--keep-runs N] [--drain-delay D] [--shutdown-timeout D] [--files DIR|TENANT=DIR,...]"
 
 func runServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "serve")
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on; without --auth it must be a loopback address")
 	store := fs.String("store", e.getenv("ADAPTRAG_STORE"), "knowledge base: embedded:DIR or qdrant://host:6334/collection (default: $ADAPTRAG_STORE, else the bundled sample)")
+	rf := addRecordsFlags(fs)
 	authFile := fs.String("auth", "", `API keys: a JSON array of {"key", "tenant", "actor"}; without it, the default tenant on loopback only`)
 	jaegerUI := fs.String("jaeger-ui", "", "base URL of a Jaeger UI; the web page links each run to URL/trace/TRACEID")
 	clf := fs.String("classifier", "", "offline, llm or cascade (default: cascade with a model, offline without)")
@@ -82,7 +83,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	defer metrics.Shutdown(context.WithoutCancel(ctx))
 	cfg := llm.ConfigFromEnv()
-	a, err := build(ctx, options{classifier: *clf, store: *store, llm: cfg, tune: func(o *adaptrag.Options) {
+	a, err := build(ctx, options{classifier: *clf, store: *store, records: rf, llm: cfg, tune: func(o *adaptrag.Options) {
 		o.MeterProvider, o.MaxQuestionRunes = metrics.Provider, *maxQuestion
 	}})
 	if err != nil {

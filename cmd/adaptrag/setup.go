@@ -3,15 +3,19 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
+	"os"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/adaptrag/adaptrag"
 	"github.com/adaptrag/adaptrag/kb"
 	"github.com/adaptrag/adaptrag/llm"
+	"github.com/adaptrag/adaptrag/lookup"
 	"github.com/adaptrag/adaptrag/query"
+	"github.com/adaptrag/adaptrag/records"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/embed"
 	"github.com/adaptrag/adaptrag/router"
@@ -23,6 +27,7 @@ import (
 type options struct {
 	classifier string // offline, llm, cascade; "" picks cascade with a model, offline without
 	store      string // "" for the bundled sample handbook
+	records    recordsFlags
 	// files, when not nil, is a folder of documents built into an
 	// in-memory knowledge base instead of store (eval conversation --kb).
 	files fs.FS
@@ -40,10 +45,70 @@ type app struct {
 	embedder retrieval.Embedder
 	tp       trace.TracerProvider
 	shutdown func(context.Context) error
+	lookup   *lookup.Records // closed by Close when it owns its database
 }
 
 func (a *app) Close(ctx context.Context) error {
-	return errors.Join(a.kb.Close(), a.shutdown(ctx))
+	var errs []error
+	if a.lookup != nil {
+		errs = append(errs, a.lookup.Close())
+	}
+	return errors.Join(append(errs, a.kb.Close(), a.shutdown(ctx))...)
+}
+
+// recordsFlags are --records and --records-schema: the user's own
+// database for look-ups, chains and totals.
+type recordsFlags struct {
+	url, schema *string
+}
+
+// addRecordsFlags registers --records and --records-schema on fs.
+func addRecordsFlags(fs *flag.FlagSet) recordsFlags {
+	return recordsFlags{
+		url:    fs.String("records", "", "your own database for look-ups and totals: sqlite:PATH or postgres://USER@HOST/DB (read-only; needs --records-schema)"),
+		schema: fs.String("records-schema", "", `the declared schema of --records: {"tables": [{"table", "key", "owner", "tenant", "columns": [{"name", "role", "filter", "sum", "aliases", "unit"}]}]}`),
+	}
+}
+
+// lookupOf returns the look-up of a run: the user's database (--records),
+// else the knowledge base's own tables, else the bundled sample's orders
+// and products; nil when there is none.
+func lookupOf(ctx context.Context, o options, k *kb.KB) (*lookup.Records, error) {
+	url, schema := "", ""
+	if o.records.url != nil {
+		url, schema = *o.records.url, *o.records.schema
+	}
+	switch {
+	case url == "" && schema != "":
+		return nil, fmt.Errorf("%w: --records-schema without --records", errUsage)
+	case url != "":
+		if schema == "" {
+			return nil, fmt.Errorf("%w: --records needs --records-schema FILE (the tables and columns that may be read)", errUsage)
+		}
+		f, err := os.Open(schema)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --records-schema: %w", errUsage, err)
+		}
+		tables, err := records.ParseSchemaFile(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%w: --records-schema %s: %w", errUsage, schema, err)
+		}
+		db, err := records.Open(ctx, url, records.Config{Tables: tables})
+		if err != nil {
+			return nil, err
+		}
+		l, err := lookup.NewRecords(ctx, db)
+		if err != nil {
+			return nil, errors.Join(err, db.Close())
+		}
+		return l, nil
+	case o.store == "" && o.files == nil:
+		return samplekb.Lookup(), nil // the sample's orders and products
+	case k.Records != nil:
+		return lookup.NewRecords(ctx, k.Records) // closed with the knowledge base
+	}
+	return nil, nil
 }
 
 // classifier builds the classifier a flag names.
@@ -140,8 +205,15 @@ func build(ctx context.Context, o options) (*app, error) {
 		// conversation; the offline rules stand in when it fails).
 		deps.Rewriter = query.NewLLM(gen, query.LLMConfig{Vocab: a.kb.Vocab})
 	}
-	if sample {
-		deps.Lookup = samplekb.Lookup() // the sample's orders and products
+	lk, err := lookupOf(ctx, o, a.kb)
+	if err != nil {
+		return nil, errors.Join(err, a.Close(ctx))
+	}
+	if lk != nil {
+		deps.Lookup = lk
+		if sample || o.records.url != nil && *o.records.url != "" {
+			a.lookup = lk // a database of its own, closed with the app
+		}
 	}
 	a.pipe, err = adaptrag.New(ctx, deps, opts)
 	if err != nil {

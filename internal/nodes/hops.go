@@ -136,6 +136,14 @@ func (n *Nodes) Hops(ctx context.Context, s state.RAG) (state.RAG, error) {
 	for _, r := range queue {
 		fromQuestion[r] = true
 	}
+	// The records the look-up itself found in the question: one that does
+	// not exist is "no record", never an ordinary search.
+	definite := map[keyRef]bool{}
+	if f, ok := n.p.Lookup.(recordFinder); ok {
+		for _, r := range f.Refs(s.Query.Text) {
+			definite[keyRef{kind: r.Kind, id: r.ID}] = true
+		}
+	}
 	seen := map[keyRef]bool{}
 	var linked []string
 	for len(queue) > 0 && len(s.Hops) < maxHops {
@@ -166,7 +174,7 @@ func (n *Nodes) Hops(ctx context.Context, s state.RAG) (state.RAG, error) {
 			}
 		case errors.Is(err, retrieval.ErrNotPermitted):
 			hop.Status, hop.Error, t.Status, t.Err = state.StatusDenied, err.Error(), state.StatusDenied, err.Error()
-		case errors.Is(err, retrieval.ErrNotFound) && !fromQuestion[ref] && len(s.Hops) > 0 || errors.Is(err, retrieval.ErrNotFound) && (n.named(s.Query.Text, ref.kind) || n.finds()):
+		case errors.Is(err, retrieval.ErrNotFound) && !fromQuestion[ref] && len(s.Hops) > 0 || errors.Is(err, retrieval.ErrNotFound) && (n.named(s.Query.Text, ref.kind) || definite[ref]):
 			hop.Status, hop.Error, t.Status, t.Err = state.StatusMissing, err.Error(), state.StatusMissing, err.Error()
 		case errors.Is(err, retrieval.ErrNotFound):
 			// An id that only looks like a record's ("tier-1"), the question
@@ -279,12 +287,6 @@ func (n *Nodes) named(q, kind string) bool {
 // maxHops bounds a chain.
 const maxHops = 4
 
-// finds reports whether the look-up finds the records a question names.
-func (n *Nodes) finds() bool {
-	_, ok := n.p.Lookup.(recordFinder)
-	return ok
-}
-
 // links are the ids a record points to in other tables: the values of the
 // columns the look-up relates to another table, else field values named
 // after another kind the look-up serves (an order's product).
@@ -328,7 +330,13 @@ func (n *Nodes) links(rec retrieval.Record) []keyRef {
 // stopChain ends the run at a failed hop with a reply that names it.
 func (n *Nodes) stopChain(s *state.RAG, hop state.Hop) {
 	t := n.cfg.Texts.lang(runLang(s))
-	r := strings.NewReplacer("{hop}", strconv.Itoa(hop.N), "{what}", hop.Input)
+	what := hop.Input
+	if i := strings.LastIndexByte(hop.Input, ' '); i > 0 {
+		kind, id := hop.Input[:i], hop.Input[i+1:]
+		// The kind in the question's language: "订单 A999", "order A999".
+		what = n.kindLabel(kind, runLang(s)) + " " + id
+	}
+	r := strings.NewReplacer("{hop}", strconv.Itoa(hop.N), "{what}", what)
 	if hop.Status == state.StatusDenied {
 		s.Answer, s.AnsweredBy = r.Replace(t.NotPermitted), state.ByNoAccess
 	} else {
