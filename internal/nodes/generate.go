@@ -132,7 +132,7 @@ func (n *Nodes) Generate(ctx context.Context, s state.RAG) (state.RAG, error) {
 // frame adds what the evidence rests on: the looked-up records the answer
 // started from (evidence, not a verdict), and for a coverage question how
 // many passages and documents the answer covers.
-func (n *Nodes) frame(s *state.RAG, t Lang, cjk bool) {
+func (n *Nodes) frame(s *state.RAG, t Wording, cjk bool) {
 	sep := "; "
 	if cjk {
 		sep = "；"
@@ -161,7 +161,7 @@ func (n *Nodes) frame(s *state.RAG, t Lang, cjk bool) {
 
 // extractiveParts answers each part from its own evidence, in order, with
 // citations numbered into the joined evidence.
-func (n *Nodes) extractiveParts(s *state.RAG, t Lang, cjk bool) (string, []state.Citation) {
+func (n *Nodes) extractiveParts(s *state.RAG, t Wording, cjk bool) (string, []state.Citation) {
 	pos := make(map[string]int, len(s.Docs))
 	for i, h := range s.Docs {
 		pos[h.Chunk.ID] = i
@@ -198,7 +198,7 @@ func (n *Nodes) extractiveParts(s *state.RAG, t Lang, cjk bool) (string, []state
 // that carry a nonce derived from the question and the passages, so a
 // passage cannot close its own block or forge another passage or the
 // question; the system prompt says passages are data, not instructions.
-func (n *Nodes) answerPrompt(s *state.RAG, t Lang) []llm.Message {
+func (n *Nodes) answerPrompt(s *state.RAG, t Wording) []llm.Message {
 	h := sha256.New()
 	h.Write([]byte(s.Question))
 	for _, d := range s.Docs {
@@ -272,7 +272,7 @@ const maxWholeFAQAnswer = 300
 // quoted whole. When no sentence shares a term with the question, the
 // answer is "not found": an extractive answer must never quote unrelated
 // text as if it answered.
-func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hit, nums []int, t Lang, maxSent int, cjk bool) (string, []state.Citation) {
+func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hit, nums []int, t Wording, maxSent int, cjk bool) (string, []state.Citation) {
 	num := func(i int) int {
 		if nums != nil {
 			return nums[i]
