@@ -190,7 +190,7 @@ func TestNodesOwnTheirState(t *testing.T) {
 	}
 	// Another run starts clean.
 	res := ask(t, p, "对比一下差旅报销和招待报销的流程差异")
-	for _, c := range res.State.Candidates {
+	for _, c := range res.Debug.State.Candidates {
 		if c.Chunk.Text == "vandalised" {
 			t.Fatal("a run saw another run's edit")
 		}

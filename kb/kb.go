@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/adaptrag/adaptrag/ingest"
+	"github.com/adaptrag/adaptrag/records"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/memstore"
 	"github.com/adaptrag/adaptrag/retrieval/qdrant"
@@ -37,6 +38,11 @@ type KB struct {
 	// Location is the location it was opened from ("" for one built in
 	// memory).
 	Location string
+	// Records is the records database of an embedded knowledge base
+	// (DIR/records.db: every ingested table, see package records); nil
+	// when it has none (nothing with tables was ingested, or a Qdrant
+	// store).
+	Records *records.DB
 
 	docs, faq retrieval.Store
 }
@@ -57,11 +63,20 @@ func newKB(location string, docs, faq retrieval.Store) *KB {
 
 // Target returns the collections as ingestion writes to them. The writes
 // fail (memstore.ErrReadOnly) on a knowledge base opened for reading.
-func (k *KB) Target() ingest.Target { return ingest.Target{Docs: k.docs, FAQ: k.faq} }
+func (k *KB) Target() ingest.Target {
+	t := ingest.Target{Docs: k.docs, FAQ: k.faq}
+	if k.Records != nil {
+		t.Tables = k.Records
+	}
+	return t
+}
 
-// Close closes both collections.
+// Close closes both collections and the records database.
 func (k *KB) Close() error {
 	var errs []error
+	if k.Records != nil {
+		errs = append(errs, k.Records.Close())
+	}
 	for _, s := range []retrieval.Store{k.docs, k.faq} {
 		if s != nil {
 			errs = append(errs, s.Close())
@@ -105,8 +120,10 @@ func Sample(ctx context.Context, emb retrieval.Embedder) (*KB, error) {
 }
 
 // FromFS builds an in-memory knowledge base from the files of fsys with
-// ingest.IngestFS: documents, and the entries of FAQ files (recognised by
-// content) as the FAQ collection, which is nil when there are none. Any
+// ingest.IngestFS: documents, the entries of FAQ files (recognised by
+// content) as the FAQ collection, which is nil when there are none, and
+// the files' tables as an in-memory records database (Records, nil when
+// there are none). Any
 // file that fails to load fails the build.
 func FromFS(ctx context.Context, files fs.FS, emb retrieval.Embedder) (*KB, error) {
 	if emb == nil {
@@ -122,6 +139,10 @@ func FromFS(ctx context.Context, files fs.FS, emb retrieval.Embedder) (*KB, erro
 		return nil, err
 	}
 	k := newKB("", docs, faq)
+	if k.Records, err = records.OpenKB(ctx, "", records.Config{}); err != nil {
+		k.Close()
+		return nil, fmt.Errorf("kb: %w", err)
+	}
 	rep, err := ingest.IngestFS(ctx, k.Target(), files, ingest.Options{Embedder: emb, BatchSize: 64})
 	if err == nil {
 		err = rep.Err()
@@ -130,9 +151,15 @@ func FromFS(ctx context.Context, files fs.FS, emb retrieval.Embedder) (*KB, erro
 		k.Close()
 		return nil, fmt.Errorf("kb: load: %w", err)
 	}
+	if len(k.Records.Tables()) == 0 {
+		k.Records.Close()
+		k.Records = nil
+	}
 	if rep.FAQEntries == 0 {
 		faq.Close()
+		rec := k.Records
 		k = newKB("", docs, nil)
+		k.Records = rec
 	}
 	return k, nil
 }
@@ -221,14 +248,23 @@ func openEmbedded(ctx context.Context, location string, o Options) (*KB, error) 
 		return nil, fmt.Errorf("kb: %w", err)
 	}
 	faq, err := open("faq")
+	var k *KB
 	switch {
 	case errors.Is(err, retrieval.ErrNotFound) && !o.Create:
-		return newKB(location, docs, nil), nil // documents only
+		k = newKB(location, docs, nil) // documents only
 	case err != nil:
 		docs.Close()
 		return nil, fmt.Errorf("kb: %w", err)
+	default:
+		k = newKB(location, docs, faq)
 	}
-	return newKB(location, docs, faq), nil
+	if o.Create || records.Exists(dir) {
+		if k.Records, err = records.OpenKB(ctx, dir, records.Config{Create: o.Create}); err != nil {
+			k.Close()
+			return nil, fmt.Errorf("kb: %w", err)
+		}
+	}
+	return k, nil
 }
 
 func openQdrant(ctx context.Context, location string, o Options) (*KB, error) {

@@ -372,6 +372,9 @@ type Aggregate struct {
 	Value   float64  // the total, or the count
 	Unit    string   // of Value, when known
 	Records []Record // the records counted, for citation
+	// Rows is the number of records counted, when Records may hold only
+	// the first of them (a row limit); 0 means len(Records).
+	Rows int
 }
 
 // Aggregator is implemented by lookups that can answer totals and counts

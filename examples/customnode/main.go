@@ -53,7 +53,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("%s\n%s\n%d passages; answer: %s\n\n", q, p.Diagram().Text(&res.Steps), len(res.Docs), res.Answer)
+		fmt.Printf("%s\n%s\n%d passages; answer: %s\n\n", q, p.Diagram().Text(&res.Debug.Steps), len(res.Docs), res.Answer)
 	}
 }
 

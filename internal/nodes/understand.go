@@ -74,6 +74,16 @@ func (n *Nodes) Understand(ctx context.Context, s state.RAG) (state.RAG, error) 
 	for _, r := range n.lookupIDs(&s) {
 		s.Lookups = append(s.Lookups, r.kind+":"+r.id)
 	}
+	if t, ok := n.p.Lookup.(totalFinder); ok {
+		// The tables decide what is a total: "how many shipments ..." is
+		// one, "how much is bill BL-7005" a look-up.
+		switch total := t.IsTotal(s.Query.Text); {
+		case total && len(s.Lookups) == 0:
+			s.Query.Shape.Aggregate = true
+		case !total && len(s.Lookups) > 0:
+			s.Query.Shape.Aggregate = false
+		}
+	}
 	if len(s.Lookups) == 0 {
 		if kind := n.askFor(&s); kind != "" {
 			s.AskFor = kind
