@@ -14,7 +14,8 @@
 // document collection, an embedder; the rest have offline defaults), and
 // Ask, Stream and Search run it. The parts live in subpackages: retrieval
 // (stores, embedders, rerankers), router (classifiers), plan (the policy),
-// llm (models through langchaingo), nodes (the steps), graph (the engine).
+// llm (models through langchaingo), graph (the engine), and nodes (the
+// names of the graph's nodes and edge labels, for Options.Graph).
 //
 //	p, err := adaptrag.New(ctx, adaptrag.Deps{Docs: kb.Docs, FAQ: kb.FAQ, Embedder: emb}, adaptrag.Options{})
 //	res, err := p.Ask(ctx, adaptrag.Request{Question: q, Scope: retrieval.Scope{Tenant: tenant}})
