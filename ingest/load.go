@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -49,8 +50,9 @@ type Block struct {
 }
 
 // Parse loads data as the file at path p (slash-separated), choosing the
-// loader by extension: .md/.markdown, .txt, .csv, .tsv, .xlsx, .jsonl,
-// .html/.htm. A
+// loader by extension: .md/.markdown, .txt, .csv, .tsv, .jsonl,
+// .html/.htm, and the binary formats .xlsx, .pdf, .docx and .pptx (see
+// DocOptions). A
 // .jsonl or .csv file whose records have question and answer fields is an
 // FAQ file (see ParseFAQ): the Document then has FAQ set and its Entries
 // instead of Blocks. An unknown extension yields an error matching
@@ -60,11 +62,11 @@ type Block struct {
 // returned Document has ID, Path and Hash set; Source is left to the
 // caller.
 func Parse(p string, data []byte, o Options) (Document, error) {
-	return parse(p, data, o, false)
+	return parse(context.Background(), p, data, o, false)
 }
 
 // parse is Parse; asFAQ reads the file as an FAQ file whatever its content.
-func parse(p string, data []byte, o Options, asFAQ bool) (Document, error) {
+func parse(ctx context.Context, p string, data []byte, o Options, asFAQ bool) (Document, error) {
 	p = path.Clean(strings.TrimPrefix(filepath.ToSlash(p), "./"))
 	doc := Document{ID: DocID(p), Path: p, Title: fileTitle(p), Hash: contentHash(data)}
 	ext := strings.ToLower(path.Ext(p))
@@ -76,6 +78,9 @@ func parse(p string, data []byte, o Options, asFAQ bool) (Document, error) {
 			return doc, fmt.Errorf("%w: %q is not an FAQ format (.jsonl or .csv)", ErrUnsupported, ext)
 		}
 		return doc, loadXLSX(&doc, data)
+	}
+	if isOffice(ext) && !asFAQ { // binary formats: PDF, DOCX, PPTX
+		return doc, loadOffice(ctx, &doc, ext, data, o.Doc)
 	}
 	if err := checkText(data); err != nil {
 		return doc, err
@@ -113,7 +118,7 @@ func Supported(name string) bool {
 	case ".md", ".markdown", ".txt", ".csv", ".tsv", ".xlsx", ".jsonl", ".html", ".htm":
 		return true
 	}
-	return false
+	return isOffice(name)
 }
 
 // fileTitle derives a title from a file name: "travel_policy.md" gives

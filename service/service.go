@@ -121,6 +121,11 @@ type Config struct {
 	// limits (mcpserver.WithLimits): each tool call takes a run slot and
 	// the Timeout, bodies are bounded by MaxBodyBytes.
 	MCP http.Handler
+	// Files maps a tenant to the folder its knowledge base was ingested
+	// from: GET /v1/files/ORIGIN serves a citation's file from the
+	// caller's tenant's folder, never another's (service/files.go). Nil
+	// serves no files.
+	Files map[string]string
 }
 
 // Check is one readiness check: nil when the dependency it names is
@@ -202,6 +207,7 @@ func (s *Server) routes() {
 	m.Handle("/v1/graph", s.only("GET", s.authed(s.handleGraph)))
 	m.Handle("/v1/schema", s.only("GET", http.HandlerFunc(s.handleSchema)))
 	m.Handle("/v1/limits", s.only("GET", http.HandlerFunc(s.handleLimits)))
+	m.Handle(filesPrefix, s.only("GET", s.authed(s.handleFile)))
 	if s.cfg.MCP != nil {
 		m.Handle("/mcp", s.authed(s.serveMCP))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/adaptrag/adaptrag/ingest"
 	"github.com/adaptrag/adaptrag/kb"
 	"github.com/adaptrag/adaptrag/retrieval/embed"
+	"github.com/adaptrag/adaptrag/vocab"
 )
 
 // skippedShown is how many skipped files ingest names without --verbose.
@@ -73,6 +74,13 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	printReport(e, rep, *store, *verbose)
 	if err != nil {
 		return err
+	}
+	// The knowledge base's names and their kinds, kept beside it for the
+	// rewriting of follow-ups.
+	if v, verr := vocab.FromPaths(ctx, pos); verr != nil {
+		fmt.Fprintf(e.stderr, "vocabulary not updated: %v\n", verr)
+	} else if verr := k.AddVocab(*tenant, v); verr != nil {
+		fmt.Fprintf(e.stderr, "vocabulary not saved: %v\n", verr)
 	}
 	if rep.Files+rep.FAQFiles == 0 && len(rep.Pruned) == 0 {
 		return fmt.Errorf("nothing ingested: %s", whyNothing(rep))

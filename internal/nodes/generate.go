@@ -17,6 +17,7 @@ import (
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/analysis"
+	"github.com/adaptrag/adaptrag/router"
 	"github.com/adaptrag/adaptrag/state"
 )
 
@@ -54,6 +55,15 @@ func (n *Nodes) Chitchat(ctx context.Context, s state.RAG) (state.RAG, error) {
 	return s, nil
 }
 
+// notFound is the reply when nothing was found: the small-talk one for a
+// question that reads as small talk, else the plain refusal.
+func (n *Nodes) notFound(ctx context.Context, s *state.RAG, t Wording, lang string) string {
+	if router.DetectSmallTalk(s.Question).Kind != router.NoSmallTalk && t.TalkNotFound != "" {
+		return n.reply(ctx, t.TalkNotFound, lang)
+	}
+	return t.NotFound
+}
+
 // blank reports an answer with no text as a refusal: a model that says
 // nothing has not answered, whatever its client made of it.
 func blank(text string) error {
@@ -80,7 +90,7 @@ func (n *Nodes) Generate(ctx context.Context, s state.RAG) (state.RAG, error) {
 	lang := runLang(&s)
 	t := n.cfg.Texts.lang(lang)
 	if len(s.Docs) == 0 {
-		s.Answer, s.Citations, s.AnsweredBy = t.NotFound, nil, state.ByNotFound
+		s.Answer, s.Citations, s.AnsweredBy = n.notFound(ctx, &s, t, lang), nil, state.ByNotFound
 		return s, nil
 	}
 	if n.p.Generator != nil {
@@ -124,6 +134,9 @@ func (n *Nodes) Generate(ctx context.Context, s state.RAG) (state.RAG, error) {
 	s.AnsweredBy = state.ByExtractive
 	if len(s.Citations) == 0 {
 		s.AnsweredBy = state.ByNotFound
+		if router.DetectSmallTalk(s.Question).Kind != router.NoSmallTalk {
+			s.Answer = n.notFound(ctx, &s, t, lang)
+		}
 		return s, nil
 	}
 	n.frame(&s, t, cjk)
