@@ -14,7 +14,8 @@
 // document collection, an embedder; the rest have offline defaults), and
 // Ask, Stream and Search run it. The parts live in subpackages: retrieval
 // (stores, embedders, rerankers), router (classifiers), plan (the policy),
-// llm (models through langchaingo), nodes (the steps), graph (the engine).
+// llm (models through langchaingo), graph (the engine), and nodes (the
+// names of the graph's nodes and edge labels, for Options.Graph).
 //
 //	p, err := adaptrag.New(ctx, adaptrag.Deps{Docs: kb.Docs, FAQ: kb.FAQ, Embedder: emb}, adaptrag.Options{})
 //	res, err := p.Ask(ctx, adaptrag.Request{Question: q, Scope: retrieval.Scope{Tenant: tenant}})
@@ -62,8 +63,11 @@ type (
 	Message = state.Message
 	// Graph is the builder of the adaptive graph (see Options.Graph).
 	Graph = graph.Graph[state.RAG]
-	// Texts are the fixed replies and prompts (see nodes.Texts).
+	// Texts are the fixed replies and prompts, by language tag, with a
+	// default language for the others.
 	Texts = nodes.Texts
+	// Wording is the fixed replies and prompts of one language.
+	Wording = nodes.Wording
 	// Caller is who a request acts for: the tenant whose data it may read
 	// and the actor look-ups check, from the caller's own authentication.
 	// Integrations (MCP, langchaingo) carry it in the context.
@@ -82,6 +86,13 @@ func WithCaller(ctx context.Context, c Caller) context.Context { return nodes.Wi
 
 // CallerFrom returns the caller WithCaller put in ctx, and whether one was.
 func CallerFrom(ctx context.Context) (Caller, bool) { return nodes.CallerFrom(ctx) }
+
+// DefaultTexts returns the built-in replies and prompts ("zh" and "en").
+func DefaultTexts() Texts { return nodes.DefaultTexts() }
+
+// DefaultLang is the language whose wording stands in for a language
+// Texts has no entry for, unless Texts.Default names another.
+const DefaultLang = nodes.DefaultLang
 
 // Roles of a Message.
 const (
@@ -171,8 +182,9 @@ type Options struct {
 	// Policy is the router's fallback rule (confidence below 0.7 ->
 	// analytical).
 	Policy router.Policy
-	// Texts are the fixed replies and prompts; zero fields take
-	// nodes.DefaultTexts.
+	// Texts are the fixed replies and prompts by language ("zh" and "en"
+	// built in; a language without an entry takes Texts.Default's, "zh"
+	// unless set); zero fields take DefaultTexts' wording.
 	Texts Texts
 	// Topics say what the knowledge base covers in replies to greetings
 	// and small talk; nil lists the titles of its documents when the

@@ -105,8 +105,8 @@ type Usage struct {
 	TokensOut int           `json:"tokens_out"`
 }
 
-// PassageOf returns hit h as passage [n].
-func PassageOf(n int, h retrieval.Hit) Passage {
+// passageOf returns hit h as passage [n].
+func passageOf(n int, h retrieval.Hit) Passage {
 	c := &h.Chunk
 	return Passage{N: n, ID: c.ID, Collection: h.Collection, Origin: c.Meta[retrieval.MetaOrigin], Locator: c.Meta[retrieval.MetaLocator],
 		Source: c.Source, Title: c.Title, ContentType: c.ContentType, Method: h.Method, Score: h.Score, Relevance: h.Relevance, Text: c.Text}
@@ -132,7 +132,7 @@ func newResult(s state.RAG, path graph.Path, c nodes.Caller, traceID string) *Re
 		r.Rerank = &rr
 	}
 	for i, h := range s.Docs {
-		r.Docs = append(r.Docs, PassageOf(i+1, h))
+		r.Docs = append(r.Docs, passageOf(i+1, h))
 	}
 	for _, u := range s.Usage {
 		r.Usage.Ms += u.Ms

@@ -46,6 +46,38 @@ func DataDir(t testing.TB) string {
 	return dir
 }
 
+// Root returns the evaluation data directory, $ADAPTRAG_DATA when set,
+// else ../shared/data relative to the module root (found by walking up from
+// the working directory to go.mod). It skips the test, saying where it
+// looked, when the directory is absent.
+func Root(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv(EnvData)
+	if dir == "" {
+		root, err := moduleRoot()
+		if err != nil {
+			t.Skipf("evaluation data not found (%v; set %s): skipping", err, EnvData)
+		}
+		dir = filepath.Join(root, "..", "shared", "data")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("evaluation data not present at %s (set %s): skipping", dir, EnvData)
+	}
+	return dir
+}
+
+// File returns the path of rel (slash-separated) inside the evaluation
+// data directory (see Root). It skips the test, naming the file, when the
+// directory or the file is absent.
+func File(t testing.TB, rel string) string {
+	t.Helper()
+	p := filepath.Join(Root(t), filepath.FromSlash(rel))
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("evaluation file %s not present (set %s to the data directory): skipping", p, EnvData)
+	}
+	return p
+}
+
 // errNoModule reports a working directory outside any Go module.
 var errNoModule = errors.New("no go.mod above the working directory")
 

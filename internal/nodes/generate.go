@@ -57,7 +57,7 @@ func (n *Nodes) Chitchat(ctx context.Context, s state.RAG) (state.RAG, error) {
 
 // notFound is the reply when nothing was found: the small-talk one for a
 // question that reads as small talk, else the plain refusal.
-func (n *Nodes) notFound(ctx context.Context, s *state.RAG, t Lang, lang string) string {
+func (n *Nodes) notFound(ctx context.Context, s *state.RAG, t Wording, lang string) string {
 	if router.DetectSmallTalk(s.Question).Kind != router.NoSmallTalk && t.TalkNotFound != "" {
 		return n.reply(ctx, t.TalkNotFound, lang)
 	}
@@ -148,7 +148,7 @@ func (n *Nodes) Generate(ctx context.Context, s state.RAG) (state.RAG, error) {
 // frame adds what the evidence rests on: the looked-up records the answer
 // started from (evidence, not a verdict), and for a coverage question how
 // many passages and documents the answer covers.
-func (n *Nodes) frame(s *state.RAG, t Lang, cjk bool) {
+func (n *Nodes) frame(s *state.RAG, t Wording, cjk bool) {
 	sep := "; "
 	if cjk {
 		sep = "；"
@@ -177,7 +177,7 @@ func (n *Nodes) frame(s *state.RAG, t Lang, cjk bool) {
 
 // extractiveParts answers each part from its own evidence, in order, with
 // citations numbered into the joined evidence.
-func (n *Nodes) extractiveParts(s *state.RAG, t Lang, cjk bool) (string, []state.Citation) {
+func (n *Nodes) extractiveParts(s *state.RAG, t Wording, cjk bool) (string, []state.Citation) {
 	pos := make(map[string]int, len(s.Docs))
 	for i, h := range s.Docs {
 		pos[h.Chunk.ID] = i
@@ -214,7 +214,7 @@ func (n *Nodes) extractiveParts(s *state.RAG, t Lang, cjk bool) (string, []state
 // that carry a nonce derived from the question and the passages, so a
 // passage cannot close its own block or forge another passage or the
 // question; the system prompt says passages are data, not instructions.
-func (n *Nodes) answerPrompt(s *state.RAG, t Lang) []llm.Message {
+func (n *Nodes) answerPrompt(s *state.RAG, t Wording) []llm.Message {
 	h := sha256.New()
 	h.Write([]byte(s.Question))
 	for _, d := range s.Docs {
@@ -300,7 +300,7 @@ const maxWholeFAQAnswer = 300
 // asked is the user's own question when question is a rewrite of it ("" or
 // the same text otherwise): a table row naming a record that asked names
 // is quoted whatever the rewrite searched for (see namedRowsOnly).
-func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hit, nums []int, t Lang, maxSent int, cjk bool, asked string) (string, []state.Citation) {
+func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hit, nums []int, t Wording, maxSent int, cjk bool, asked string) (string, []state.Citation) {
 	num := func(i int) int {
 		if nums != nil {
 			return nums[i]

@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -12,17 +13,30 @@ import (
 	"github.com/adaptrag/adaptrag/state"
 )
 
-// Texts are every fixed reply and prompt of the pipeline, in Chinese and
-// English; the question's language picks. A zero field takes the default
-// wording (DefaultTexts). In replies, "{topics}" is replaced by what the
-// knowledge base covers (Config.Topics, or the titles of its documents),
-// and in SourceBoundary "{suggested}" and "{selected}" by source labels.
+// Texts are every fixed reply and prompt of the pipeline, by language. A
+// run's language (the question's: "zh" when it has a Han character, "en"
+// otherwise) picks the wording: its entry in Langs, else its base
+// language's ("zh" for "zh-Hant"), else Default's. The built-in wording
+// (DefaultTexts) has "zh" and "en"; an entry's zero fields take the
+// built-in wording of its language (English for a language without one).
+// In replies, "{topics}" is replaced by what the knowledge base covers
+// (Config.Topics, or the titles of its documents), and in SourceBoundary
+// "{suggested}" and "{selected}" by source labels.
 type Texts struct {
-	ZH, EN Lang
+	// Langs maps a BCP-47 language tag ("zh", "en", "pt-BR"; case and "_"
+	// or "-" do not matter) to its wording. nil: the built-in wording.
+	Langs map[string]Wording
+	// Default is the tag whose wording stands in for a language Langs
+	// lacks; "" means DefaultLang.
+	Default string
 }
 
-// Lang holds the fixed replies and prompts in one language.
-type Lang struct {
+// DefaultLang is the language of the wording a run whose language has none
+// gets, unless Texts.Default says otherwise.
+const DefaultLang = "zh"
+
+// Wording holds the fixed replies and prompts in one language.
+type Wording struct {
 	Greeting       string // reply to a pure greeting or pleasantry
 	Thanks         string // reply to thanks ("thanks, that helps", 谢谢)
 	Farewell       string // reply to a goodbye (bye, 再见)
@@ -76,8 +90,8 @@ type Lang struct {
 // DefaultTexts returns the built-in wording. It names no particular
 // knowledge base: replies describe it through "{topics}".
 func DefaultTexts() Texts {
-	return Texts{
-		ZH: Lang{
+	return Texts{Default: DefaultLang, Langs: map[string]Wording{
+		"zh": {
 			Greeting:       "你好！我是知识库助手，可以回答与{topics}相关的问题。请直接输入你的问题。",
 			Thanks:         "不客气！还有其他问题可以随时问我。",
 			Farewell:       "再见！有问题随时来问。",
@@ -106,7 +120,7 @@ func DefaultTexts() Texts {
 			ChainFound:      "查到的记录：{facts}。",
 			EvidenceNote:    "以上是查到的记录和相关规定，是否符合条件请按规定核对。",
 		},
-		EN: Lang{
+		"en": {
 			Greeting:       "Hello! I answer questions from this knowledge base, which covers {topics}. What would you like to know?",
 			Thanks:         "You're welcome! Ask me anything else whenever you like.",
 			Farewell:       "Goodbye! Come back any time you have a question.",
@@ -137,41 +151,83 @@ func DefaultTexts() Texts {
 			ChainFound:      "Records found: {facts}.",
 			EvidenceNote:    "These are the records and rules found; whether the conditions are met must be checked against them.",
 		},
-	}
+	}}
 }
 
+// langTag normalises a language tag: lower case, "-" between subtags.
+func langTag(tag string) string {
+	return strings.ToLower(strings.ReplaceAll(strings.TrimSpace(tag), "_", "-"))
+}
+
+// baseLang is the primary subtag of a normalised tag ("zh" of "zh-hant").
+func baseLang(tag string) string {
+	b, _, _ := strings.Cut(tag, "-")
+	return b
+}
+
+// withDefaults fills t: the built-in languages are always present, every
+// entry's zero fields take the built-in wording of its language (its base
+// language's, else English), and Default is set and normalised.
 func (t Texts) withDefaults() Texts {
 	d := DefaultTexts()
-	fill := func(l *Lang, d Lang) {
-		for _, f := range []struct {
-			v *string
-			d string
-		}{
-			{&l.Greeting, d.Greeting}, {&l.Thanks, d.Thanks}, {&l.Farewell, d.Farewell}, {&l.Ack, d.Ack}, {&l.Chitchat, d.Chitchat}, {&l.HumanService, d.HumanService},
-			{&l.Safety, d.Safety}, {&l.Empty, d.Empty}, {&l.SourceBoundary, d.SourceBoundary},
-			{&l.NotFound, d.NotFound}, {&l.TalkNotFound, d.TalkNotFound}, {&l.Lead, d.Lead}, {&l.ChitchatPrompt, d.ChitchatPrompt},
-			{&l.AnswerPrompt, d.AnswerPrompt}, {&l.CarefulPrompt, d.CarefulPrompt},
-			{&l.PartsPrompt, d.PartsPrompt}, {&l.EvidencePrompt, d.EvidencePrompt}, {&l.Clarify, d.Clarify},
-			{&l.AskEntity, d.AskEntity}, {&l.NotPermitted, d.NotPermitted}, {&l.MissingLink, d.MissingLink},
-			{&l.CannotTotal, d.CannotTotal}, {&l.AggregateAnswer, d.AggregateAnswer}, {&l.Coverage, d.Coverage},
-			{&l.ChainFound, d.ChainFound}, {&l.EvidenceNote, d.EvidenceNote},
-		} {
-			if *f.v == "" {
-				*f.v = f.d
+	out := Texts{Default: langTag(t.Default), Langs: make(map[string]Wording, len(d.Langs)+len(t.Langs))}
+	if out.Default == "" {
+		out.Default = DefaultLang
+	}
+	maps.Copy(out.Langs, d.Langs)
+	for tag, w := range t.Langs {
+		tag = langTag(tag)
+		base, ok := d.Langs[tag]
+		if !ok {
+			if base, ok = d.Langs[baseLang(tag)]; !ok {
+				base = d.Langs["en"]
 			}
 		}
+		fillWording(&w, base)
+		out.Langs[tag] = w
 	}
-	fill(&t.ZH, d.ZH)
-	fill(&t.EN, d.EN)
-	return t
+	if _, ok := out.Langs[out.Default]; !ok {
+		if w, ok := out.Langs[baseLang(out.Default)]; ok {
+			out.Langs[out.Default] = w
+		} else {
+			out.Default = DefaultLang
+		}
+	}
+	return out
 }
 
-// lang returns the texts for a language code ("en" or anything else: zh).
-func (t Texts) lang(code string) Lang {
-	if code == "en" {
-		return t.EN
+// fillWording sets w's empty fields to d's.
+func fillWording(w *Wording, d Wording) {
+	for _, f := range []struct {
+		v *string
+		d string
+	}{
+		{&w.Greeting, d.Greeting}, {&w.Thanks, d.Thanks}, {&w.Farewell, d.Farewell}, {&w.Ack, d.Ack}, {&w.Chitchat, d.Chitchat}, {&w.HumanService, d.HumanService},
+		{&w.Safety, d.Safety}, {&w.Empty, d.Empty}, {&w.SourceBoundary, d.SourceBoundary},
+		{&w.NotFound, d.NotFound}, {&w.TalkNotFound, d.TalkNotFound}, {&w.Lead, d.Lead}, {&w.ChitchatPrompt, d.ChitchatPrompt},
+		{&w.AnswerPrompt, d.AnswerPrompt}, {&w.CarefulPrompt, d.CarefulPrompt},
+		{&w.PartsPrompt, d.PartsPrompt}, {&w.EvidencePrompt, d.EvidencePrompt}, {&w.Clarify, d.Clarify},
+		{&w.AskEntity, d.AskEntity}, {&w.NotPermitted, d.NotPermitted}, {&w.MissingLink, d.MissingLink},
+		{&w.CannotTotal, d.CannotTotal}, {&w.AggregateAnswer, d.AggregateAnswer}, {&w.Coverage, d.Coverage},
+		{&w.ChainFound, d.ChainFound}, {&w.EvidenceNote, d.EvidenceNote},
+	} {
+		if *f.v == "" {
+			*f.v = f.d
+		}
 	}
-	return t.ZH
+}
+
+// lang returns the wording for a run's language: its own, its base
+// language's, else the default language's. t has been through withDefaults.
+func (t Texts) lang(code string) Wording {
+	code = langTag(code)
+	if w, ok := t.Langs[code]; ok {
+		return w
+	}
+	if w, ok := t.Langs[baseLang(code)]; ok {
+		return w
+	}
+	return t.Langs[t.Default]
 }
 
 // langOf returns "zh" for text with a Han character, "en" otherwise.

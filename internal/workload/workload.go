@@ -3,8 +3,8 @@
 // measurement helpers they report with (HeapMB, Recall, CPUTime).
 //
 // The generator is copied, with attribution, from NewDense and NewLexical in
-// /work/shared/bench/retrieval/gen.go (package retrievalbench; the path is
-// ../shared/bench/retrieval/gen.go from the repository root), where existing
+// ../shared/bench/retrieval/gen.go (relative to the repository root; package
+// retrievalbench), where existing
 // Go retrieval libraries were measured on it. Our benchmarks keep that
 // harness's names and definition of an op so that the two outputs can be
 // compared as ratios. That comparison is only valid while NewDense and

@@ -12,7 +12,8 @@ import (
 	"github.com/adaptrag/adaptrag/internal/workload"
 )
 
-// published holds the check values of /work/shared/bench/retrieval/README.md.
+// published holds the check values of ../shared/bench/retrieval/README.md
+// (relative to the repository root).
 var published = map[int]struct {
 	dense, lexical uint64
 	query0         [3]float32

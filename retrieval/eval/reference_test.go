@@ -10,12 +10,28 @@ import (
 )
 
 // dataDir locates the shared evaluation data: $ADAPTRAG_DATA, or
-// ../shared/data beside the checkout. Tests that need it skip without it.
+// ../shared/data relative to the module root (the nearest go.mod above the
+// working directory). Tests that need it skip, saying where they looked,
+// without it. (internal/evaltest does the same but imports this package.)
 func dataDir(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("ADAPTRAG_DATA")
 	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "data")
+		root, err := os.Getwd()
+		if err != nil {
+			t.Skipf("evaluation data not found: %v", err)
+		}
+		for {
+			if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+				break
+			}
+			up := filepath.Dir(root)
+			if up == root {
+				t.Skip("evaluation data not found: no go.mod above the working directory (set ADAPTRAG_DATA)")
+			}
+			root = up
+		}
+		dir = filepath.Join(root, "..", "shared", "data")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "retrieval")); err != nil {
 		t.Skipf("evaluation data not found at %s (set ADAPTRAG_DATA): %v", dir, err)
@@ -39,7 +55,7 @@ func bm25Searcher(ds *Dataset, p bm25.Params) Searcher {
 }
 
 // TestBM25ReferenceFigures checks the BM25 index and the default analyzer
-// against the reference BM25 of the data README (/work/shared/data/README.md,
+// against the reference BM25 of the data README (../shared/data/README.md,
 // table "Reference BM25": k1 1.2, b 0.75, Lucene idf, title + text).
 //
 // The reference weighs each distinct query token once, as the index does by
