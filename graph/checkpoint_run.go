@@ -311,7 +311,7 @@ func (r *Runnable[S]) open(ctx context.Context, o *runOptions, in S) (*session[S
 	if err != nil {
 		return nil, nil, err
 	}
-	done := rec.Pos.To == End && rec.Pos.FanOut == ""
+	done := from.Status == StatusDone
 	if !o.resuming && o.from == "" {
 		if !done {
 			return nil, nil, fmt.Errorf("%w: thread %q stopped at checkpoint %s (%s); resume it or fork from a checkpoint", ErrUnfinished, o.thread, from.ID, from.Status)

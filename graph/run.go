@@ -270,7 +270,8 @@ func (rn *run[S]) stopped(ctx context.Context, s S, err error) (S, error) {
 	if rn.ss != nil {
 		c, cerr := rn.ss.checkpoint(st, int(rn.steps.Load()), h.pos, s, h, rn.set, h.cause)
 		if cerr == nil {
-			cerr = rn.ss.save(ctx, c, true)
+			// Saved even when a pause cancelled the run's context.
+			cerr = rn.ss.save(context.WithoutCancel(ctx), c, true)
 		}
 		if cerr != nil {
 			if h.cause != nil {
