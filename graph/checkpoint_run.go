@@ -434,10 +434,10 @@ func (r *Runnable[S]) Resume(ctx context.Context, thread string, values map[stri
 
 // Snapshot is a decoded checkpoint.
 type Snapshot[S any] struct {
-	Checkpoint Checkpoint  // as stored
-	State      S           // the decoded state
+	Checkpoint Checkpoint      // as stored
+	State      S               // the decoded state
 	Interrupts []InterruptInfo // what the run waits for, payloads as json.RawMessage
-	Error      string      // the failure a failed checkpoint records
+	Error      string          // the failure a failed checkpoint records
 }
 
 // Snapshot returns the checkpoint id of thread decoded ("" for the latest).
