@@ -24,7 +24,9 @@ import (
 )
 
 func init() {
-	open := func(ctx context.Context, u string) (checkpoint.Store, error) { return Open(ctx, u, checkpoint.Options{}) }
+	open := func(ctx context.Context, u string) (checkpoint.Store, error) {
+		return Open(ctx, u, checkpoint.Options{})
+	}
 	checkpoint.Register("postgres", open)
 	checkpoint.Register("postgresql", open)
 }
