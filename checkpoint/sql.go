@@ -73,8 +73,8 @@ func NewSQL(ctx context.Context, db *sql.DB, d Dialect, opts Options) (*SQL, err
 	s := &SQL{db: db, d: d, opts: opts}
 	p := func(sqlText string) string { return s.bind(sqlText) }
 	s.q = queries{
-		insertThread: p("INSERT INTO adaptrag_threads (thread_id, head, version) VALUES (?, ?, 1) ON CONFLICT (thread_id) DO NOTHING"),
-		updateThread: p("UPDATE adaptrag_threads SET head = ?, version = version + 1 WHERE thread_id = ? AND head = ?"),
+		insertThread: p("INSERT INTO adaptrag_threads (thread_id, head, version) VALUES (?, ?, 1) ON CONFLICT (thread_id) DO NOTHING RETURNING version"),
+		updateThread: p("UPDATE adaptrag_threads SET head = ?, version = version + 1 WHERE thread_id = ? AND head = ? RETURNING version"),
 		version:      p("SELECT head, version FROM adaptrag_threads WHERE thread_id = ?"),
 		insertCP:     p("INSERT INTO adaptrag_checkpoints (" + cpColumns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
 		latest:       p("SELECT " + cpColumns + " FROM adaptrag_checkpoints WHERE thread_id = ? AND checkpoint_id = (SELECT head FROM adaptrag_threads WHERE thread_id = ?)"),
@@ -221,26 +221,20 @@ func (s *SQL) put(ctx context.Context, cp graph.Checkpoint, head string, next []
 		return err
 	}
 	defer tx.Rollback()
-	var res sql.Result
+	// The thread's row moves to the new head only if it is still at head;
+	// its version, bumped, orders the thread's checkpoints.
+	var row *sql.Row
 	if head == "" {
-		res, err = tx.ExecContext(ctx, s.q.insertThread, cp.Thread, cp.ID)
+		row = tx.QueryRowContext(ctx, s.q.insertThread, cp.Thread, cp.ID)
 	} else {
-		res, err = tx.ExecContext(ctx, s.q.updateThread, cp.ID, cp.Thread, head)
+		row = tx.QueryRowContext(ctx, s.q.updateThread, cp.ID, cp.Thread, head)
 	}
-	if err != nil {
-		return err
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n != 1 {
+	var seq int64
+	if err := row.Scan(&seq); errors.Is(err, sql.ErrNoRows) {
 		cur := ""
 		_ = tx.QueryRowContext(ctx, s.q.version, cp.Thread).Scan(&cur, new(int64))
 		return &graph.ConflictError{Thread: cp.Thread, Want: head, Head: cur}
-	}
-	var seq int64
-	if err := tx.QueryRowContext(ctx, s.q.version, cp.Thread).Scan(new(string), &seq); err != nil {
+	} else if err != nil {
 		return err
 	}
 	state, run := cp.State, cp.Run
