@@ -30,7 +30,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer k.Close()
-	p, err := adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{
+	p, err := adaptrag.New(ctx, adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{
 		Graph: func(g *adaptrag.Graph) error {
 			// A guard that ends the run.
 			g.InsertBefore(adaptrag.NodeDecide, "guard", guard)
@@ -51,7 +51,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("%s\n%s\n%d passages; answer: %s\n\n", q, p.Diagram().Text(&res.Steps), len(res.Docs), res.Answer)
+		fmt.Printf("%s\n%s\n%d passages; answer: %s\n\n", q, p.Diagram().Text(&res.Debug.Steps), len(res.Docs), res.Answer)
 	}
 }
 

@@ -95,6 +95,9 @@ func (n *Nodes) Decide(ctx context.Context, s state.RAG) (state.RAG, error) {
 	if err := CheckHistory(s.History); err != nil {
 		return s, err
 	}
+	if _, err := n.caller(ctx); err != nil {
+		return s, err
+	}
 	s.Question = strings.TrimSpace(s.Question)
 	if strings.TrimSpace(s.Query.Text) == "" {
 		s.Query.Text = s.Question

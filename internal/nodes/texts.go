@@ -203,12 +203,16 @@ func (n *Nodes) topicsFor(ctx context.Context, lang string) string {
 	if len(n.cfg.Topics) > 0 {
 		return strings.Join(n.cfg.Topics, sep)
 	}
-	tenant := CallerOf(ctx).Scope.Tenant
+	c, err := n.caller(ctx)
+	if err != nil {
+		return none // no tenant where one is required: list nobody's documents
+	}
+	tenant := c.Scope.Tenant
 	var all []string
 	if v, ok := n.topics.Load(tenant); ok {
 		all = v.([]string)
 	} else if l, ok := n.p.Docs.(retrieval.Lister); ok {
-		docs, err := l.Documents(ctx, CallerOf(ctx).Scope)
+		docs, err := l.Documents(ctx, c.Scope)
 		if err != nil {
 			return none // not cached: a failed listing may succeed later
 		}

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/adaptrag/adaptrag/graph"
-	"github.com/adaptrag/adaptrag/nodes"
+	"github.com/adaptrag/adaptrag/internal/nodes"
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/router"
 	"github.com/adaptrag/adaptrag/state"

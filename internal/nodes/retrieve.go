@@ -24,12 +24,6 @@ import (
 	"github.com/adaptrag/adaptrag/state"
 )
 
-// Collections a hit can come from (Hit.Collection).
-const (
-	CollectionDocs = "docs"
-	CollectionFAQ  = "faq"
-)
-
 // filter renders the source filter: the caller's source wins, else the
 // intent's suggestion. It reports whether the filter is only a guess.
 func filter(s *state.RAG) (retrieval.Filter, bool) {
@@ -90,7 +84,11 @@ type searchFunc func(context.Context, retrieval.Request) ([]retrieval.Hit, error
 // finds nothing, since the suggestion is a guess; both attempts are logged.
 // Hits are tagged with their collection.
 func (n *Nodes) search(ctx context.Context, s *state.RAG, node, task, collection string, req retrieval.Request, fn searchFunc, store any) ([]retrieval.Hit, error) {
-	req.Scope = CallerOf(ctx).Scope
+	c, err := n.caller(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", task, err)
+	}
+	req.Scope = c.Scope
 	f, guessed := filter(s)
 	req.Filter = f
 	backend := backendName(store)

@@ -18,18 +18,6 @@ import (
 	"github.com/adaptrag/adaptrag/state"
 )
 
-// Labels of the edges after NodeHops and NodePlan.
-const (
-	LabelStop      = "stop"      // a dependent chain stopped: its answer says why
-	LabelParts     = "parts"     // independent parts, retrieved in parallel
-	LabelLookup    = "lookup"    // a dependent chain through the structured look-up
-	LabelAggregate = "aggregate" // a total or count over every matching record
-	LabelSearch    = "search"    // one query: the plan's retrieval
-)
-
-// CollectionLookup is the collection of hits made from look-up records.
-const CollectionLookup = "lookup"
-
 // RouteAfterPlan is the router after NodePlan: LabelParts for a question
 // with independent parts (or candidates to search each), LabelAggregate for
 // a total or count, LabelLookup when the query names a record of the
@@ -110,7 +98,10 @@ func (n *Nodes) Hops(ctx context.Context, s state.RAG) (state.RAG, error) {
 	if n.p.Lookup == nil {
 		return s, nil
 	}
-	c := CallerOf(ctx)
+	c, err := n.caller(ctx)
+	if err != nil {
+		return s, err
+	}
 	queue := n.lookupIDs(&s)
 	fromQuestion := map[keyRef]bool{}
 	for _, r := range queue {
@@ -310,7 +301,10 @@ func (n *Nodes) Aggregate(ctx context.Context, s state.RAG) (state.RAG, error) {
 		s.Answer, s.AnsweredBy = t.CannotTotal, state.ByNoTotal
 		return s, nil
 	}
-	c := CallerOf(ctx)
+	c, err := n.caller(ctx)
+	if err != nil {
+		return s, err
+	}
 	start := time.Now()
 	a, err := agg.Aggregate(ctx, c.Scope, c.Actor, s.Query.Text)
 	if err == nil && (math.IsNaN(a.Value) || math.IsInf(a.Value, 0)) {

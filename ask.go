@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/adaptrag/adaptrag/graph"
-	"github.com/adaptrag/adaptrag/nodes"
+	"github.com/adaptrag/adaptrag/internal/nodes"
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/state"
@@ -29,10 +29,14 @@ type Request struct {
 	// any).
 	Source string
 	// Scope is the caller's tenant, from its own authentication; no
-	// question, document or model output can change it.
+	// question, document or model output can change it. It is a
+	// convenience for callers that do not put a Caller in the context: when
+	// the context carries one (WithCaller), that caller is the authority,
+	// Scope may be left zero, and a Scope that differs from it is refused
+	// with ErrCallerConflict.
 	Scope retrieval.Scope
 	// Actor is who asks, from the caller's authentication, for look-ups
-	// that check permissions.
+	// that check permissions; the same rule as Scope applies.
 	Actor string
 }
 
@@ -42,10 +46,10 @@ type SearchRequest struct {
 	Query   string
 	History []Message
 	Source  string
-	Scope   retrieval.Scope
-	Actor   string
-	K       int       // passages wanted; 0: the plan's
-	Mode    plan.Mode // "dense" or "hybrid"; "": the plan's
+	Scope   retrieval.Scope // as Request.Scope
+	Actor   string          // as Request.Actor
+	K       int             // passages wanted; 0: the plan's
+	Mode    plan.Mode       // "dense" or "hybrid"; "": the plan's
 }
 
 // EventKind tells what an Event reports.
@@ -93,13 +97,14 @@ type Event struct {
 }
 
 // Ask answers one question. Input errors (ErrEmptyQuestion,
-// ErrQuestionTooLong, ErrInvalidUTF8, ErrInvalidHistory, ErrNoTenant) are
+// ErrQuestionTooLong, ErrInvalidUTF8, ErrInvalidHistory, ErrNoTenant,
+// ErrCallerConflict) are
 // returned before any work. A run that fails returns an error naming the
 // node (a *graph.NodeError; a timeout matches context.DeadlineExceeded and
 // a store that is down retrieval.ErrUnavailable) together with the Result
 // reached so far, which holds the path taken.
 func (p *Pipeline) Ask(ctx context.Context, req Request) (*Result, error) {
-	return p.run(ctx, req.state(), req.caller(), nil)
+	return p.run(ctx, req.state(), req.Scope, req.Actor, nil)
 }
 
 // Stream answers one question like Ask and yields an EventNode as each
@@ -111,7 +116,7 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Result, error) {
 func (p *Pipeline) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		stopped := false
-		res, err := p.run(ctx, req.state(), req.caller(), func(ev Event) bool {
+		res, err := p.run(ctx, req.state(), req.Scope, req.Actor, func(ev Event) bool {
 			if !yield(ev, nil) {
 				stopped = true
 				return false
@@ -150,14 +155,31 @@ func (p *Pipeline) Search(ctx context.Context, req SearchRequest) (*Result, erro
 	default:
 		return nil, fmt.Errorf("%w: mode %q (want dense or hybrid)", retrieval.ErrInvalid, req.Mode)
 	}
-	return p.run(ctx, s, nodes.Caller{Scope: req.Scope, Actor: req.Actor}, nil)
+	return p.run(ctx, s, req.Scope, req.Actor, nil)
 }
 
 func (r Request) state() state.RAG {
 	return state.RAG{Question: r.Question, History: r.History, Source: r.Source}
 }
 
-func (r Request) caller() nodes.Caller { return nodes.Caller{Scope: r.Scope, Actor: r.Actor} }
+// callerFor is the caller a run acts for. The context is the one carrier
+// of authority: a caller it holds (WithCaller) stands, and a request's
+// Scope or Actor may only repeat it (a zero field takes the context's; a
+// different value is ErrCallerConflict). Without one in the context, the
+// request's Scope and Actor are the caller.
+func callerFor(ctx context.Context, scope retrieval.Scope, actor string) (Caller, error) {
+	c, ok := nodes.CallerFrom(ctx)
+	if !ok {
+		return Caller{Scope: scope, Actor: actor}, nil
+	}
+	if scope != (retrieval.Scope{}) && scope != c.Scope {
+		return c, fmt.Errorf("%w: request tenant %q, context tenant %q", ErrCallerConflict, scope.Tenant, c.Scope.Tenant)
+	}
+	if actor != "" && actor != c.Actor {
+		return c, fmt.Errorf("%w: request actor %q, context actor %q", ErrCallerConflict, actor, c.Actor)
+	}
+	return c, nil
+}
 
 // check refuses a request before any work.
 func (p *Pipeline) check(s *state.RAG, c nodes.Caller) error {
@@ -173,9 +195,13 @@ func (p *Pipeline) check(s *state.RAG, c nodes.Caller) error {
 	return nil
 }
 
-// run executes the graph for s on behalf of c, inside a run span, and
-// reports node events to emit (nil: none).
-func (p *Pipeline) run(ctx context.Context, s state.RAG, c nodes.Caller, emit func(Event) bool) (*Result, error) {
+// run executes the graph for s on behalf of the caller (see callerFor),
+// inside a run span, and reports node events to emit (nil: none).
+func (p *Pipeline) run(ctx context.Context, s state.RAG, scope retrieval.Scope, actor string, emit func(Event) bool) (*Result, error) {
+	c, err := callerFor(ctx, scope, actor)
+	if err != nil {
+		return nil, err
+	}
 	if err := p.check(&s, c); err != nil {
 		return nil, err
 	}
@@ -272,11 +298,16 @@ func traceID(span trace.Span) string {
 	return ""
 }
 
-// CheckQuestion reports why a pipeline with the default limits would refuse
-// question q: ErrInvalidUTF8, ErrEmptyQuestion or ErrQuestionTooLong.
-func CheckQuestion(q string) error { return nodes.CheckQuestion(q, 0) }
-
-// CheckHistory reports a history a pipeline would refuse
-// (ErrInvalidHistory): a role other than user or assistant, or content that
-// is not valid UTF-8.
-func CheckHistory(h []Message) error { return nodes.CheckHistory(h) }
+// Validate reports why a pipeline with the default limits would refuse r
+// before any work: ErrInvalidUTF8, ErrEmptyQuestion or ErrQuestionTooLong
+// for the question, ErrInvalidHistory for a turn whose role is neither user
+// nor assistant or whose content is not valid UTF-8. A pipeline built with
+// a different MaxQuestionRunes applies its own limit; Validate lets a
+// caller (a command line, a form) refuse a request before it loads
+// anything.
+func (r Request) Validate() error {
+	if err := nodes.CheckQuestion(r.Question, 0); err != nil {
+		return err
+	}
+	return nodes.CheckHistory(r.History)
+}

@@ -29,12 +29,6 @@ const (
 	AmbiguitySearchEach Ambiguity = "search_each"
 )
 
-// Labels of the edges after NodeUnderstand.
-const (
-	LabelClarify = "clarify" // ask back: a reference has several candidates, or a needed id is missing
-	LabelGo      = "go"      // a standalone query is ready
-)
-
 // Understand turns the question into the standalone query retrieval uses:
 // a follow-up that refers back or elides its topic is rewritten from the
 // history (what each reference was resolved to is recorded), its entities
