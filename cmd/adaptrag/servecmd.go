@@ -36,6 +36,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	maxQuestion := fs.Int("max-question", 2000, "longest question, in characters")
 	keepRuns := fs.Int("keep-runs", service.DefaultKeepRuns, "finished runs whose paths GET /v1/graph?run=ID can show")
 	grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM or interrupt, how long requests in flight may take to finish")
+	threads := fs.String("threads", e.getenv("ADAPTRAG_THREADS"), `thread store for "thread" in requests: sqlite:PATH, or a PostgreSQL URL shared by replicas (default: $ADAPTRAG_THREADS; none: requests with a thread are refused)`)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -70,7 +71,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	cfg := llm.ConfigFromEnv()
 	a, err := build(ctx, options{classifier: *clf, store: *store, llm: cfg, tune: func(o *adaptrag.Options) {
 		o.MeterProvider, o.MaxQuestionRunes = metrics.Provider, *maxQuestion
-	}})
+	}, threads: *threads})
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,8 @@ type options struct {
 	// tune adjusts the pipeline's options before it is built (the
 	// service's meter provider and limits, say).
 	tune func(*adaptrag.Options)
+	// threads is the URL of the thread store ("": none).
+	threads string
 }
 
 // app is an assembled pipeline and what it owns.
@@ -36,10 +38,15 @@ type app struct {
 	embedder retrieval.Embedder
 	tp       trace.TracerProvider
 	shutdown func(context.Context) error
+	threads  interface{ Close() error } // the thread store; nil without one
 }
 
 func (a *app) Close(ctx context.Context) error {
-	return errors.Join(a.kb.Close(), a.shutdown(ctx))
+	err := errors.Join(a.kb.Close(), a.shutdown(ctx))
+	if a.threads != nil {
+		err = errors.Join(err, a.threads.Close())
+	}
+	return err
 }
 
 // classifier builds the classifier a flag names.
@@ -120,6 +127,13 @@ func build(ctx context.Context, o options) (*app, error) {
 	opts.TracerProvider = tp
 	if o.tune != nil {
 		o.tune(&opts)
+	}
+	if o.threads != "" {
+		ts, err := openThreads(ctx, o.threads)
+		if err != nil {
+			return nil, errors.Join(err, a.Close(ctx))
+		}
+		a.threads, opts.Threads = ts, ts
 	}
 	deps := adaptrag.Deps{Docs: a.kb.Docs, FAQ: a.kb.FAQ, Embedder: emb, Classifier: clf, Generator: gen}
 	if gen != nil {
