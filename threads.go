@@ -301,6 +301,9 @@ func (p *Pipeline) turn(ctx context.Context, key, question string, carry graph.R
 	return err
 }
 
+// HasThreads reports whether the pipeline keeps threads (Options.Threads).
+func (p *Pipeline) HasThreads() bool { return p.conv != nil }
+
 // threadHistory returns the turns of the caller's thread id (none for a new
 // thread), for a search on a thread.
 func (p *Pipeline) threadHistory(ctx context.Context, c Caller, id string) ([]Message, error) {
