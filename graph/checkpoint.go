@@ -215,7 +215,9 @@ func WithThread(id string) RunOption { return func(o *runOptions) { o.thread = i
 // WithCheckpoint starts from the checkpoint id of the thread instead of its
 // latest: time travel. With Resume (or WithResume) the run continues from
 // there, forking the thread: its new checkpoints have that one as parent,
-// and the thread's head moves to the fork.
+// and the thread's head moves to the fork. The run starts from that
+// checkpoint's state (Invoke's input is not used; change the state with
+// WithEdit).
 func WithCheckpoint(id string) RunOption { return func(o *runOptions) { o.from = id } }
 
 // WithResume continues the thread's unfinished run, answering interrupts by
