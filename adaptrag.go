@@ -110,6 +110,7 @@ const (
 	NodeHybrid     = nodes.NodeHybrid
 	NodeRerank     = nodes.NodeRerank
 	NodeEvidence   = nodes.NodeEvidence
+	NodePassages   = nodes.NodePassages // the evidence stage: see package nodes
 	NodeGenerate   = nodes.NodeGenerate
 )
 
@@ -313,7 +314,8 @@ func New(ctx context.Context, d Deps, o Options) (*Pipeline, error) {
 	if o.RetrieveTimeout <= 0 {
 		o.RetrieveTimeout = 10 * time.Second
 	}
-	g := defaultGraph(ns, o)
+	parts := &partRetrieval{}
+	g := defaultGraph(ns, o, parts)
 	// Every node, custom ones included, is timed and charged its tokens.
 	g.Use(nodes.Timed)
 	if o.Graph != nil {
@@ -325,8 +327,12 @@ func New(ctx context.Context, d Deps, o Options) (*Pipeline, error) {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	app, err := g.Compile(graph.Config{MaxSteps: o.MaxSteps, TracerProvider: tp, Clone: state.RAG.Clone})
+	cfg := graph.Config[state.RAG]{MaxSteps: o.MaxSteps, TracerProvider: tp, Clone: state.RAG.Clone}
+	app, err := g.Compile(cfg)
 	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if err := parts.compile(g, cfg); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	maxRunes := o.MaxQuestionRunes

@@ -71,7 +71,7 @@ func (c *counting) SearchSparse(ctx context.Context, r retrieval.Request) ([]ret
 	if err := c.wait(ctx); err != nil {
 		return nil, err
 	}
-	return c.Searcher.SearchSparse(ctx, r)
+	return c.Searcher.(retrieval.SparseSearcher).SearchSparse(ctx, r)
 }
 
 func (c *counting) SearchHybrid(ctx context.Context, r retrieval.Request) ([]retrieval.Hit, error) {
@@ -79,7 +79,7 @@ func (c *counting) SearchHybrid(ctx context.Context, r retrieval.Request) ([]ret
 	if err := c.wait(ctx); err != nil {
 		return nil, err
 	}
-	return c.Searcher.SearchHybrid(ctx, r)
+	return retrieval.SearchHybrid(ctx, c.Searcher, r)
 }
 
 func (c *counting) total() int32 { return c.dense.Load() + c.sparse.Load() + c.hybrid.Load() }
@@ -190,7 +190,7 @@ func TestFactualAnswerIsGrounded(t *testing.T) {
 		t.Errorf("answer %q lacks the 7-day rule or a citation", res.Answer)
 	}
 	want := []string{adaptrag.NodeDecide, adaptrag.NodeUnderstand, adaptrag.NodeClassify, adaptrag.NodePlan, adaptrag.NodeExpand,
-		adaptrag.NodeFAQ, adaptrag.NodeDense, adaptrag.NodeEvidence, adaptrag.NodeGenerate}
+		adaptrag.NodeFAQ, adaptrag.NodeDense, adaptrag.NodeEvidence, adaptrag.NodePassages, adaptrag.NodeGenerate}
 	if strings.Join(res.Path, ",") != strings.Join(want, ",") {
 		t.Errorf("path %v, want %v", res.Path, want)
 	}
@@ -713,5 +713,16 @@ func TestStreamFailureCarriesPartialResult(t *testing.T) {
 	}
 	if !errors.Is(gotErr, retrieval.ErrUnavailable) || got == nil || !strings.Contains(strings.Join(got.Path, ","), adaptrag.NodeDense) {
 		t.Fatalf("err %v, partial result %+v", gotErr, got)
+	}
+}
+
+// Small talk that the classifier sends to retrieval and that finds
+// nothing gets a small-talk reply saying nothing was found, not the bare
+// refusal.
+func TestTalkThatFindsNothingIsNoBareRefusal(t *testing.T) {
+	f := newFixture(t)
+	res := ask(t, f.pipeline(t), "hello, what's the boiling point of liquid nitrogen in kelvin?")
+	if res.AnsweredBy != state.ByNotFound || strings.Contains(res.Answer, "could not find") || !strings.Contains(res.Answer, "found nothing") {
+		t.Errorf("answer %q (%s), want the small-talk not-found reply", res.Answer, res.AnsweredBy)
 	}
 }

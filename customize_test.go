@@ -111,7 +111,7 @@ func TestNodeWithItsOwnEdge(t *testing.T) {
 	}
 	p := f.pipeline(t)
 	res := ask(t, p, "对比一下差旅报销和招待报销的流程差异")
-	if ran.Load() != 1 || !strings.Contains(strings.Join(res.Path, ","), "evidence,drop_legal,generate") {
+	if ran.Load() != 1 || !strings.Contains(strings.Join(res.Path, ","), "evidence,passages,drop_legal,generate") {
 		t.Errorf("path %v", res.Path)
 	}
 	for _, d := range res.Docs {

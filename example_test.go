@@ -71,7 +71,7 @@ func ExamplePipeline_Stream() {
 		}
 	}
 	// Output:
-	// decide > understand > classify > plan > expand > faq > dense > evidence > generate
+	// decide > understand > classify > plan > expand > faq > dense > evidence > passages > generate
 	// extractive true
 }
 
@@ -139,7 +139,7 @@ func Example_replaceNode() {
 			return nil
 		},
 	})
-	res, _ := p.Ask(context.Background(), adaptrag.Request{Question: "how is your day going"})
+	res, _ := p.Ask(context.Background(), adaptrag.Request{Question: "tell me a joke"})
 	fmt.Println(res.Answer)
 	// Output:
 	// Hi! Ask me about the handbook.

@@ -95,7 +95,7 @@ func newConversation(cp graph.Checkpointer) (*graph.Runnable[convState], error) 
 			return "done"
 		}, map[string]string{"clarify": convClarify, "done": graph.End}).
 		AddEdge(convClarify, convAnswer)
-	return g.Compile(graph.Config{Checkpointer: cp, StateVersion: "adaptrag.thread/1", MaxSteps: 16})
+	return g.Compile(graph.Config[convState]{Checkpointer: cp, StateVersion: "adaptrag.thread/1", MaxSteps: 16})
 }
 
 func answerTurn(ctx context.Context, s convState) (convState, error) {

@@ -54,7 +54,7 @@ func (r *Result) V1() api.Response {
 			Evidence: append([]string{}, p.Evidence...), Status: api.Status(p.Status)})
 	}
 	for _, t := range r.SubTasks {
-		out.SubTasks = append(out.SubTasks, api.SubTask{Node: t.Node, Kind: t.Kind, Task: t.Task, Query: t.Query, Hits: t.Hits,
+		out.SubTasks = append(out.SubTasks, api.SubTask{Node: t.Node, Kind: t.Kind, Task: t.Task, Input: t.Input, Query: t.Query, Filter: t.Filter, Hits: t.Hits,
 			Evidence: t.IDs, Status: api.Status(t.Status), Ms: t.Ms, Error: t.Err})
 	}
 	for _, w := range r.Warnings {

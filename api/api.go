@@ -86,11 +86,14 @@ const (
 	ByMissing    AnsweredBy = "missing_link"  // a step of a dependent chain found nothing
 	ByAggregate  AnsweredBy = "aggregate"     // a total or count over every matching record
 	ByNoTotal    AnsweredBy = "cannot_total"  // a total was asked and nothing can compute it
+	// ByNone is a run that recorded nothing: a custom graph whose own
+	// node ended it without saying what answered.
+	ByNone AnsweredBy = ""
 )
 
 // AnsweredByValues lists every AnsweredBy of v1.
 var AnsweredByValues = []AnsweredBy{ByDirect, ByChitchat, ByFAQ, ByModel, ByExtractive, ByNotFound, BySearch,
-	ByClarify, ByAskEntity, ByNoAccess, ByMissing, ByAggregate, ByNoTotal}
+	ByClarify, ByAskEntity, ByNoAccess, ByMissing, ByAggregate, ByNoTotal, ByNone}
 
 // Query is the question as retrieval used it, and whom the run acted for.
 type Query struct {
@@ -211,9 +214,12 @@ type SubTask struct {
 	Kind string `json:"kind"`
 	// Task names it: "dense docs", "faq", "llm classify", ...
 	Task string `json:"task"`
-	// Query is the text searched or sent, when there is one.
-	Query string `json:"query,omitempty"`
-	Hits  int    `json:"hits" jsonschema:"minimum=0"`
+	// Input is the question the sub-task serves (a part's, for one),
+	// Query the text searched or sent, Filter the filter applied.
+	Input  string `json:"input,omitempty"`
+	Query  string `json:"query,omitempty"`
+	Filter string `json:"filter,omitempty"`
+	Hits   int    `json:"hits" jsonschema:"minimum=0"`
 	// Evidence are the ids of what it found, best first.
 	Evidence []string `json:"evidence,omitempty"`
 	Status   Status   `json:"status"`

@@ -34,7 +34,7 @@ func benchGraph(b *testing.B, cp graph.Checkpointer, mode graph.Durability) *gra
 		prev = name
 	}
 	g.AddEdge(prev, graph.End)
-	r, err := g.Compile(graph.Config{Checkpointer: cp, Durability: mode})
+	r, err := g.Compile(graph.Config[benchState]{Checkpointer: cp, Durability: mode})
 	if err != nil {
 		b.Fatal(err)
 	}

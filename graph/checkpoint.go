@@ -34,6 +34,9 @@ var (
 	// ErrUnknownInterrupt is returned by Resume given a value for an
 	// interrupt id the checkpoint does not wait for.
 	ErrUnknownInterrupt = errors.New("graph: unknown interrupt id")
+	// ErrDurability is the build error of a Config.Durability that is not
+	// one of the modes.
+	ErrDurability = errors.New("graph: unknown durability mode")
 	// ErrCheckpoint is matched by errors of the Checkpointer while a run
 	// saves its state.
 	ErrCheckpoint = errors.New("graph: saving a checkpoint failed")

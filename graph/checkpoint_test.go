@@ -60,7 +60,7 @@ func linear(c *counter, b graph.NodeFunc[ts]) *graph.Graph[ts] {
 		AddEdge(graph.Start, "a").AddEdge("a", "b").AddEdge("b", "c").AddEdge("c", graph.End)
 }
 
-func compile(t *testing.T, g *graph.Graph[ts], cfg graph.Config) *graph.Runnable[ts] {
+func compile(t *testing.T, g *graph.Graph[ts], cfg graph.Config[ts]) *graph.Runnable[ts] {
 	t.Helper()
 	r, err := g.Compile(cfg)
 	if err != nil {
@@ -85,7 +85,7 @@ func (c *countingCP) Put(ctx context.Context, cp graph.Checkpoint, head string) 
 func TestCheckpointAfterEveryNode(t *testing.T) {
 	var c counter
 	cp := graph.NewMemoryCheckpointer()
-	r := compile(t, linear(&c, nil), graph.Config{Checkpointer: cp})
+	r := compile(t, linear(&c, nil), graph.Config[ts]{Checkpointer: cp})
 	ctx := context.Background()
 	out, err := r.Invoke(ctx, ts{}, graph.WithThread("t1"))
 	if err != nil {
@@ -126,7 +126,7 @@ func TestDurabilityModes(t *testing.T) {
 		t.Run(tc.mode.String(), func(t *testing.T) {
 			var c counter
 			cp := &countingCP{Checkpointer: graph.NewMemoryCheckpointer()}
-			r := compile(t, linear(&c, nil), graph.Config{Checkpointer: cp, Durability: tc.mode})
+			r := compile(t, linear(&c, nil), graph.Config[ts]{Checkpointer: cp, Durability: tc.mode})
 			if _, err := r.Invoke(context.Background(), ts{}, graph.WithThread("t")); err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +154,7 @@ func TestResumeAfterFailure(t *testing.T) {
 		s.Log = append(s.Log, "b")
 		return s, nil
 	}
-	r := compile(t, linear(&c, b), graph.Config{Checkpointer: graph.NewMemoryCheckpointer()})
+	r := compile(t, linear(&c, b), graph.Config[ts]{Checkpointer: graph.NewMemoryCheckpointer()})
 	ctx := context.Background()
 	if _, err := r.Invoke(ctx, ts{}, graph.WithThread("t")); err == nil {
 		t.Fatal("no error")
@@ -189,7 +189,7 @@ func TestDynamicInterrupt(t *testing.T) {
 		return s, nil
 	}
 	cp := graph.NewMemoryCheckpointer()
-	r := compile(t, linear(&c, ask), graph.Config{Checkpointer: cp})
+	r := compile(t, linear(&c, ask), graph.Config[ts]{Checkpointer: cp})
 	ctx := context.Background()
 	st, err := r.Invoke(ctx, ts{}, graph.WithThread("t"))
 	var ie *graph.InterruptedError
@@ -240,7 +240,7 @@ func TestTwoInterruptsInOneNode(t *testing.T) {
 		return s, nil
 	}
 	var c counter
-	r := compile(t, linear(&c, ask), graph.Config{Checkpointer: graph.NewMemoryCheckpointer()})
+	r := compile(t, linear(&c, ask), graph.Config[ts]{Checkpointer: graph.NewMemoryCheckpointer()})
 	ctx := context.Background()
 	_, err := r.Invoke(ctx, ts{}, graph.WithThread("t"))
 	var ie *graph.InterruptedError
@@ -294,7 +294,7 @@ func asker(c *counter, name string) graph.NodeFunc[ts] {
 // same id, and the answered branch does not run again.
 func TestParallelInterruptsByID(t *testing.T) {
 	var c counter
-	r := compile(t, fan(&c, asker(&c, "x"), asker(&c, "y")), graph.Config{Checkpointer: graph.NewMemoryCheckpointer()})
+	r := compile(t, fan(&c, asker(&c, "x"), asker(&c, "y")), graph.Config[ts]{Checkpointer: graph.NewMemoryCheckpointer()})
 	ctx := context.Background()
 	_, err := r.Invoke(ctx, ts{}, graph.WithThread("t"))
 	var ie *graph.InterruptedError
@@ -343,7 +343,7 @@ func TestFanOutPendingWrites(t *testing.T) {
 		return s, nil
 	}
 	cp := graph.NewMemoryCheckpointer()
-	r := compile(t, fan(&c, logNode(&c, "x"), y), graph.Config{Checkpointer: cp})
+	r := compile(t, fan(&c, logNode(&c, "x"), y), graph.Config[ts]{Checkpointer: cp})
 	ctx := context.Background()
 	if _, err := r.Invoke(ctx, ts{}, graph.WithThread("t")); err == nil || errors.Is(err, graph.ErrInterrupted) {
 		t.Fatalf("err %v", err)
@@ -365,7 +365,7 @@ func TestFanOutPendingWrites(t *testing.T) {
 func TestInterruptBeforeAndAfter(t *testing.T) {
 	var c counter
 	cp := graph.NewMemoryCheckpointer()
-	r := compile(t, linear(&c, nil), graph.Config{Checkpointer: cp, InterruptBefore: []string{"b"}, InterruptAfter: []string{"c"}})
+	r := compile(t, linear(&c, nil), graph.Config[ts]{Checkpointer: cp, InterruptBefore: []string{"b"}, InterruptAfter: []string{"c"}})
 	ctx := context.Background()
 	st, err := r.Invoke(ctx, ts{}, graph.WithThread("t"))
 	var ie *graph.InterruptedError
@@ -383,7 +383,7 @@ func TestInterruptBeforeAndAfter(t *testing.T) {
 	if err != nil || c.get("c") != 1 || !slices.Equal(out.Log, []string{"a", "b", "c"}) {
 		t.Fatalf("end: %v %v, c ran %d", out.Log, err, c.get("c"))
 	}
-	if _, err := linear(&c, nil).Compile(graph.Config{InterruptBefore: []string{"nope"}}); !errors.Is(err, graph.ErrUnknownNode) {
+	if _, err := linear(&c, nil).Compile(graph.Config[ts]{InterruptBefore: []string{"nope"}}); !errors.Is(err, graph.ErrUnknownNode) {
 		t.Fatalf("unknown interrupt node: %v", err)
 	}
 }
@@ -405,7 +405,7 @@ func TestPauseTimeoutAndCleanup(t *testing.T) {
 		s.Log = append(s.Log, "b")
 		return s, nil
 	}
-	r := compile(t, linear(&c, b), graph.Config{Checkpointer: graph.NewMemoryCheckpointer()})
+	r := compile(t, linear(&c, b), graph.Config[ts]{Checkpointer: graph.NewMemoryCheckpointer()})
 	ctx := context.Background()
 	p := graph.NewPause()
 	var forced atomic.Int32
@@ -452,7 +452,7 @@ func TestPauseAtBoundary(t *testing.T) {
 		return s, nil
 	}
 	g := linear(&c, nil).ReplaceNode("a", a)
-	r := compile(t, g, graph.Config{Checkpointer: graph.NewMemoryCheckpointer()})
+	r := compile(t, g, graph.Config[ts]{Checkpointer: graph.NewMemoryCheckpointer()})
 	st, err := r.Invoke(context.Background(), ts{}, graph.WithThread("t"), graph.WithPause(p))
 	if !errors.Is(err, graph.ErrInterrupted) || !slices.Equal(st.Log, []string{"a"}) || cleaned.Load() != 1 || c.get("b") != 0 {
 		t.Fatalf("err %v, state %v, cleanup %d, b ran %d", err, st.Log, cleaned.Load(), c.get("b"))
@@ -465,11 +465,11 @@ func TestUndecodableCheckpointIsAnError(t *testing.T) {
 	var c counter
 	cp := graph.NewMemoryCheckpointer()
 	ctx := context.Background()
-	r1 := compile(t, linear(&c, nil), graph.Config{Checkpointer: cp, StateVersion: "1"})
+	r1 := compile(t, linear(&c, nil), graph.Config[ts]{Checkpointer: cp, StateVersion: "1"})
 	if _, err := r1.Invoke(ctx, ts{}, graph.WithThread("t")); err != nil {
 		t.Fatal(err)
 	}
-	r2 := compile(t, linear(&c, nil), graph.Config{Checkpointer: cp, StateVersion: "2"})
+	r2 := compile(t, linear(&c, nil), graph.Config[ts]{Checkpointer: cp, StateVersion: "2"})
 	_, err := r2.Invoke(ctx, ts{}, graph.WithThread("t"))
 	var de *graph.DecodeError
 	if !errors.As(err, &de) || !errors.Is(err, graph.ErrDecode) {
@@ -490,7 +490,7 @@ func TestUndecodableCheckpointIsAnError(t *testing.T) {
 func TestForkFromEarlierCheckpoint(t *testing.T) {
 	var c counter
 	cp := graph.NewMemoryCheckpointer()
-	r := compile(t, linear(&c, nil), graph.Config{Checkpointer: cp})
+	r := compile(t, linear(&c, nil), graph.Config[ts]{Checkpointer: cp})
 	ctx := context.Background()
 	if _, err := r.Invoke(ctx, ts{N: 1}, graph.WithThread("t")); err != nil {
 		t.Fatal(err)
@@ -522,7 +522,7 @@ func TestForkFromEarlierCheckpoint(t *testing.T) {
 // A new run on a finished thread can carry the previous state over.
 func TestCarry(t *testing.T) {
 	var c counter
-	r := compile(t, linear(&c, nil), graph.Config{Checkpointer: graph.NewMemoryCheckpointer()})
+	r := compile(t, linear(&c, nil), graph.Config[ts]{Checkpointer: graph.NewMemoryCheckpointer()})
 	ctx := context.Background()
 	carry := graph.WithCarry(func(prev, in ts) ts { in.Log = prev.Log; in.N = prev.N + 1; return in })
 	var out ts
@@ -550,7 +550,7 @@ func TestConcurrentRunsOnOneThread(t *testing.T) {
 		s.Log = append(slices.Clone(s.Log), "b")
 		return s, nil
 	}
-	r := compile(t, linear(&c, slow), graph.Config{Checkpointer: cp})
+	r := compile(t, linear(&c, slow), graph.Config[ts]{Checkpointer: cp})
 	ctx := context.Background()
 	if _, err := r.Invoke(ctx, ts{}, graph.WithThread("t")); err != nil {
 		t.Fatal(err)
@@ -590,10 +590,10 @@ func TestConcurrentRunsOnOneThread(t *testing.T) {
 // the outer thread.
 func TestSubgraphInterrupt(t *testing.T) {
 	var c counter
-	inner := compile(t, graph.New[ts]("inner").AddNode("ask", asker(&c, "ask")).AddEdge(graph.Start, "ask").AddEdge("ask", graph.End), graph.Config{})
+	inner := compile(t, graph.New[ts]("inner").AddNode("ask", asker(&c, "ask")).AddEdge(graph.Start, "ask").AddEdge("ask", graph.End), graph.Config[ts]{})
 	outer := graph.New[ts]("outer").AddNode("a", logNode(&c, "a")).AddNode("sub", graph.Subgraph(inner)).
 		AddEdge(graph.Start, "a").AddEdge("a", "sub").AddEdge("sub", graph.End)
-	r := compile(t, outer, graph.Config{Checkpointer: graph.NewMemoryCheckpointer()})
+	r := compile(t, outer, graph.Config[ts]{Checkpointer: graph.NewMemoryCheckpointer()})
 	ctx := context.Background()
 	_, err := r.Invoke(ctx, ts{}, graph.WithThread("t"))
 	var ie *graph.InterruptedError
@@ -608,7 +608,7 @@ func TestSubgraphInterrupt(t *testing.T) {
 
 func TestThreadNeedsCheckpointer(t *testing.T) {
 	var c counter
-	r := compile(t, linear(&c, nil), graph.Config{})
+	r := compile(t, linear(&c, nil), graph.Config[ts]{})
 	if _, err := r.Invoke(context.Background(), ts{}, graph.WithThread("t")); !errors.Is(err, graph.ErrNoCheckpointer) {
 		t.Fatalf("err %v", err)
 	}
@@ -620,7 +620,7 @@ func TestThreadNeedsCheckpointer(t *testing.T) {
 // Stream resumes too, and reports the resumed nodes only.
 func TestStreamResume(t *testing.T) {
 	var c counter
-	r := compile(t, linear(&c, asker(&c, "b")), graph.Config{Checkpointer: graph.NewMemoryCheckpointer()})
+	r := compile(t, linear(&c, asker(&c, "b")), graph.Config[ts]{Checkpointer: graph.NewMemoryCheckpointer()})
 	ctx := context.Background()
 	var ie *graph.InterruptedError
 	for _, err := range r.Stream(ctx, ts{}, graph.WithThread("t")) {

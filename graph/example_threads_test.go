@@ -30,7 +30,7 @@ func orderGraph(cp graph.Checkpointer) *graph.Runnable[order] {
 	}
 	r, err := graph.New[order]("order").AddNode("approve", approve).AddNode("ship", ship).
 		AddEdge(graph.Start, "approve").AddEdge("approve", "ship").AddEdge("ship", graph.End).
-		Compile(graph.Config{Checkpointer: cp})
+		Compile(graph.Config[order]{Checkpointer: cp})
 	if err != nil {
 		panic(err)
 	}

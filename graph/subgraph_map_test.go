@@ -30,7 +30,7 @@ func TestSubgraphMap(t *testing.T) {
 		return s, nil
 	}
 	sub, err := graph.New[inner]("retrieve").AddNode("search", search).
-		AddEdge(graph.Start, "search").AddEdge("search", graph.End).Compile(graph.Config{})
+		AddEdge(graph.Start, "search").AddEdge("search", graph.End).Compile(graph.Config[inner]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestSubgraphMap(t *testing.T) {
 	var c counter
 	outer := graph.New[ts]("outer").AddNode("a", logNode(&c, "a")).AddNode("retrieve", node).
 		AddEdge(graph.Start, "a").AddEdge("a", "retrieve").AddEdge("retrieve", graph.End)
-	r := compile(t, outer, graph.Config{Checkpointer: graph.NewMemoryCheckpointer()})
+	r := compile(t, outer, graph.Config[ts]{Checkpointer: graph.NewMemoryCheckpointer()})
 	ctx := context.Background()
 	_, err = r.Invoke(ctx, ts{Answer: "q"}, graph.WithThread("t"))
 	var ie *graph.InterruptedError

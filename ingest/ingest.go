@@ -109,6 +109,9 @@ type Options struct {
 	// Now gives the time written into retrieval.MetaIngestedAt; nil means
 	// time.Now.
 	Now func() time.Time
+	// Doc bounds the reading of PDF, DOCX and PPTX files (pages, time,
+	// decompressed bytes) and names the PDF engine; see DocOptions.
+	Doc DocOptions
 }
 
 // Progress is a snapshot of an ingestion run.
@@ -329,7 +332,7 @@ func ingestFile(ctx context.Context, f file, o Options, sink sink) (doc Document
 				err = fmt.Errorf("%w: loader panic: %v", ErrMalformed, r)
 			}
 		}()
-		doc, err = parse(f.origin, data, o, f.faq)
+		doc, err = parse(ctx, f.origin, data, o, f.faq)
 		if err != nil {
 			return
 		}

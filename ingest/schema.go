@@ -59,9 +59,9 @@ type ColumnSchema struct {
 	Filter bool `json:"filter,omitempty"`
 	Sum    bool `json:"sum,omitempty"`
 	// Values are the column's distinct values, in order of first
-	// appearance, kept for key, category and id-like columns (at most
-	// MaxSchemaValues): what relations and question vocabularies match
-	// against. Nil for other columns.
+	// appearance, kept for key, category and id-like columns and text
+	// columns of short values (at most MaxSchemaValues): what relations
+	// and question vocabularies match against. Nil for other columns.
 	Values []string `json:"values,omitempty"`
 }
 
@@ -157,9 +157,6 @@ func setPermissions(c *ColumnSchema) {
 	case RoleNumber:
 		c.Sum = true
 	}
-	if c.Role == RoleText && c.Values != nil {
-		c.Filter = true // id-like references (an order's product)
-	}
 }
 
 func inferColumn(name string, vals []string, rows int) ColumnSchema {
@@ -202,8 +199,13 @@ func inferColumn(name string, vals []string, rows int) ColumnSchema {
 	case len(distinct) <= maxCategories && len(distinct) < len(vals) && short(distinct):
 		c.Role = RoleCategory
 	}
-	if c.Role == RoleKey || c.Role == RoleCategory || allID {
+	if c.Role == RoleKey || c.Role == RoleCategory || allID || c.Role == RoleText && short(distinct) {
+		// Short values may be keys (a declared key), references or words
+		// a question uses.
 		c.Values = distinct[:min(len(distinct), MaxSchemaValues)]
+	}
+	if c.Role == RoleText && allID {
+		c.Filter = true // id-like references (an order's product)
 	}
 	return c
 }
@@ -232,34 +234,46 @@ func short(vals []string) bool {
 // idHeaderRE matches a header that says its column holds ids.
 var idHeaderRE = regexp.MustCompile(`(?i)(^id$|_id$|\bid$|编号$|号$|代码$|\bcode$|\bno\.?$|\bnumber$)`)
 
-// idLike reports an identifier: letters and digits (with - _ . / #), at
-// least one digit and one letter, no spaces, at most 40 bytes (A100,
-// SH-40211, HZ-3307, P-204).
+// idLike reports an identifier: letters and digits (with - _ . / #), no
+// spaces, at most 40 bytes, and either a digit and a letter (A100,
+// SH-40211, HZ-3307, P-204) or upper-case words joined by - or _
+// (EXP-NEXT, RES-STD).
 func idLike(v string) bool {
 	if len(v) < 2 || len(v) > 40 {
 		return false
 	}
-	letter, digit := false, false
+	letter, digit, lower, joined := false, false, false, false
 	for _, r := range v {
 		switch {
 		case r < 0x80 && unicode.IsLetter(r):
 			letter = true
+			lower = lower || unicode.IsLower(r)
 		case unicode.IsDigit(r):
 			digit = true
-		case strings.ContainsRune("-_./#", r):
+		case r == '-' || r == '_':
+			joined = true
+		case strings.ContainsRune("./#", r):
 		default:
 			return false
 		}
 	}
-	return letter && digit
+	return letter && (digit || joined && !lower)
 }
 
 // unitRE finds a unit in a header: "amount (CNY)", "金额（元）", "latency [ms]".
 var unitRE = regexp.MustCompile(`[(（\[]\s*([^)）\]]{1,12}?)\s*[)）\]]\s*$`)
 
+// suffixUnits are the units a header names after an underscore
+// ("charge_eur", "weight_kg").
+var suffixUnits = map[string]string{"eur": "EUR", "usd": "USD", "cny": "CNY", "rmb": "CNY", "gbp": "GBP", "kg": "kg", "g": "g",
+	"km": "km", "m": "m", "m3": "m³", "ms": "ms", "s": "s", "min": "min", "h": "h", "days": "days", "pct": "%", "percent": "%"}
+
 func headerUnit(h string) string {
 	if m := unitRE.FindStringSubmatch(h); m != nil {
 		return m[1]
+	}
+	if i := strings.LastIndexByte(h, '_'); i > 0 {
+		return suffixUnits[strings.ToLower(h[i+1:])]
 	}
 	return ""
 }
@@ -302,7 +316,8 @@ func ParseNumber(v string) (float64, string, bool) {
 var cnDateRE = regexp.MustCompile(`^(\d{4})年(\d{1,2})月(\d{1,2})日$`)
 
 // ParseDate reads a cell as a calendar date: 2026-03-05, 2026/3/5,
-// 2026.03.05, 2026年3月5日, or an RFC 3339 timestamp (its date).
+// 2026.03.05, 2026年3月5日, an RFC 3339 timestamp (its date), or a month
+// 2026-03 (its first day).
 func ParseDate(v string) (time.Time, bool) {
 	v = strings.TrimSpace(v)
 	if m := cnDateRE.FindStringSubmatch(v); m != nil {
@@ -311,7 +326,7 @@ func ParseDate(v string) (time.Time, bool) {
 	if t, err := time.Parse(time.RFC3339, v); err == nil {
 		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC), true
 	}
-	for _, layout := range []string{"2006-01-02", "2006-1-2", "2006/1/2", "2006.1.2", "2006.01.02"} {
+	for _, layout := range []string{"2006-01-02", "2006-1-2", "2006/1/2", "2006.1.2", "2006.01.02", "2006-01"} {
 		if t, err := time.Parse(layout, v); err == nil {
 			return t, true
 		}
@@ -417,8 +432,8 @@ func SchemaSidecar(p string) string {
 }
 
 // Relate infers relations between tables: a column of one table whose
-// values (ColumnSchema.Values, all of them) are keys of another table
-// relates to it (an order's product column to the product table). Declared
+// values (ColumnSchema.Values, at least two thirds of them) are keys of
+// another table relates to it (an order's product column to the product table). Declared
 // relations are kept; inferred ones are added to each schema's Relations.
 func Relate(schemas []TableSchema) {
 	keys := make([]map[string]bool, len(schemas))
@@ -443,14 +458,15 @@ func Relate(schemas []TableSchema) {
 				if j == i || keys[j] == nil || schemas[j].Table == "" {
 					continue
 				}
-				all := true
+				hits := 0
 				for _, v := range c.Values {
-					if !keys[j][v] {
-						all = false
-						break
+					if keys[j][v] {
+						hits++
 					}
 				}
-				if all {
+				// Most values, not all: a dangling reference (an order of
+				// a product since withdrawn) does not undo the relation.
+				if hits > 0 && hits*3 >= len(c.Values)*2 {
 					s.Relations = append(s.Relations, Relation{Column: c.Name, Table: schemas[j].Table})
 					break
 				}

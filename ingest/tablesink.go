@@ -28,9 +28,16 @@ type SchemaTable struct {
 	Schema TableSchema
 }
 
+// SchemaTables returns doc's tables with their schemas, as ingestion hands
+// them to a TableWriter: the schema of each is inferred and the sidecar
+// file beside the document (NAME.schema.json, see SchemaSidecar; doc.Path
+// inside fsys) is applied when fsys holds one. fsys may be nil.
+func SchemaTables(doc Document, fsys fs.FS) ([]SchemaTable, error) {
+	return schemaTables(doc, fsys, doc.Path)
+}
+
 // schemaTables infers the schema of each of doc's tables and applies the
-// sidecar file beside it (NAME.schema.json, see SchemaSidecar) when fsys
-// holds one. A table is named by its sidecar, else by its own name, else
+// sidecar file beside origin when fsys holds one. A table is named by its sidecar, else by its own name, else
 // by the file's name without extension; a second table of the same name
 // in the file gets " 2" appended. A sidecar that cannot be read or fits no
 // table is an error matching ErrSchema.

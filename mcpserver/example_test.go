@@ -48,7 +48,9 @@ func ExampleNew() {
 	fmt.Println("route:", out["route"], "cited:", len(out["citations"].([]any)) > 0)
 	// Output:
 	// tool: ask
+	// tool: fetch
 	// tool: search
+	// tool: sources
 	// route: factual cited: true
 }
 

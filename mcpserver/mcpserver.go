@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel"
@@ -58,6 +59,13 @@ type CallerFunc func(*http.Request) (Caller, error)
 // Defaults of Config.
 const (
 	DefaultMaxK = 20
+	// DefaultMaxQuestionRunes is the longest question or query the tools
+	// take, in characters: the pipeline's own default limit.
+	DefaultMaxQuestionRunes = 2000
+	// DefaultMaxHistoryTurns and DefaultMaxTurnRunes bound the history
+	// argument: how many earlier turns, and the characters of each.
+	DefaultMaxHistoryTurns = 50
+	DefaultMaxTurnRunes    = 8000
 	// ResourceScheme is the URI scheme of the knowledge base's documents.
 	ResourceScheme = "adaptrag"
 )
@@ -76,6 +84,21 @@ type Config struct {
 	Caller Caller
 	// MaxK bounds the search tool's k (default DefaultMaxK).
 	MaxK int
+	// MaxQuestionRunes is the maxLength of a question or query, in
+	// characters (default DefaultMaxQuestionRunes); set it to the
+	// pipeline's Options.MaxQuestionRunes when that is not the default.
+	MaxQuestionRunes int
+	// MaxHistoryTurns and MaxTurnRunes bound the history argument
+	// (defaults DefaultMaxHistoryTurns, DefaultMaxTurnRunes); beyond them
+	// a call is refused as an invalid argument.
+	MaxHistoryTurns, MaxTurnRunes int
+	// Timeout bounds each tool call (zero: no limit of its own; a host's
+	// Limits.Timeout may still apply).
+	Timeout time.Duration
+	// MaxBodyBytes bounds an HTTP request body (default
+	// mcp.DefaultMaxRequestBodyBytes, 4 MiB); a host's Limits.MaxBodyBytes
+	// takes precedence.
+	MaxBodyBytes int64
 	// Instructions tell the client's model what the server is for; ""
 	// takes a default naming the tools.
 	Instructions string
@@ -100,6 +123,7 @@ type Server struct {
 	cfg    Config
 	mcp    *mcp.Server
 	tracer trace.Tracer
+	calls  calls
 }
 
 const defaultInstructions = `Answers questions from a knowledge base with adaptive retrieval-augmented generation.
@@ -115,28 +139,53 @@ func New(p *adaptrag.Pipeline, c Config) (*Server, error) {
 	if c.MaxK <= 0 {
 		c.MaxK = DefaultMaxK
 	}
+	if c.MaxQuestionRunes <= 0 {
+		c.MaxQuestionRunes = DefaultMaxQuestionRunes
+	}
+	if c.MaxHistoryTurns <= 0 {
+		c.MaxHistoryTurns = DefaultMaxHistoryTurns
+	}
+	if c.MaxTurnRunes <= 0 {
+		c.MaxTurnRunes = DefaultMaxTurnRunes
+	}
 	tp := c.TracerProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
 	s := &Server{pipe: p, cfg: c, tracer: tp.Tracer(ScopeName)}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cmp.Or(c.Name, "adaptrag"), Title: "adaptrag knowledge base", Version: cmp.Or(c.Version, moduleVersion())},
-		&mcp.ServerOptions{Instructions: cmp.Or(c.Instructions, defaultInstructions), Logger: c.Logger})
+		&mcp.ServerOptions{Instructions: cmp.Or(c.Instructions, defaultInstructions), Logger: c.Logger, SetCacheable: setCacheable})
 	if err := s.addTools(); err != nil {
 		return nil, err
 	}
 	if c.KB != nil {
 		s.addResources()
 	}
+	// Each middleware added wraps those before it: guard, added last, is
+	// the outermost, so that it recovers from a panic in any of them.
+	s.mcp.AddReceivingMiddleware(s.describe, s.limit)
 	s.mcp.AddReceivingMiddleware(s.trace)
+	s.mcp.AddReceivingMiddleware(s.guard)
 	return s, nil
 }
 
 // ScopeName is the instrumentation scope of the MCP request spans.
 const ScopeName = "github.com/adaptrag/adaptrag/mcpserver"
 
+// setCacheable marks the results that depend on the caller's tenant
+// (the tool list, whose descriptions name the caller's documents, and a
+// read document) private: no shared cache may serve them to another
+// caller.
+func setCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	switch req.(type) {
+	case *mcp.ListToolsRequest, *mcp.ReadResourceRequest, *mcp.ListResourcesRequest:
+		c.CacheScope = "private"
+	}
+}
+
 // MCP returns the SDK server, to connect it to a transport of the host's
-// own (mcp.Server.Connect) or to add more tools.
+// own (mcp.Server.Connect) or to add more tools. Middleware added to it
+// runs outside the server's own panic recovery.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
 // Run serves one session on t until the client disconnects or ctx is
@@ -160,27 +209,24 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 //
 // The handler is stateless: each HTTP request stands alone (no
 // Mcp-Session-Id), so a tenant is never carried over from an earlier
-// request, and any replica can serve any request. Requests that arrive on
-// a loopback address with a non-loopback Host header are refused with 403
-// (DNS-rebinding protection) unless Config.DisableLocalhostProtection is
-// set.
+// request, and any replica can serve any request.
+//
+// Requests that arrive on a loopback address with a non-loopback Host
+// header are refused with 403 (DNS-rebinding protection) unless the
+// request is authenticated (callerOf is set, or the host's Limits say
+// Authenticated) or Config.DisableLocalhostProtection is set.
+//
+// The Limits on a request's context (WithLimits) apply to it: a body
+// larger than MaxBodyBytes gets 413, a tool call takes a run slot and is
+// bounded by the timeout. A tool call is cancelled when its HTTP client
+// disconnects, or when a notifications/cancelled from the same caller
+// names its JSON-RPC id.
 func (s *Server) Handler(callerOf CallerFunc) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger,
-			DisableLocalhostProtection: s.cfg.DisableLocalhostProtection})
+			DisableLocalhostProtection: true}) // checked in serveHTTP, where authentication is known
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, ok := CallerFrom(r.Context())
-		if !ok {
-			c = s.cfg.Caller
-		}
-		if callerOf != nil {
-			var err error
-			if c, err = callerOf(r); err != nil {
-				http.Error(w, "mcp: "+err.Error(), http.StatusUnauthorized)
-				return
-			}
-		}
-		h.ServeHTTP(w, r.WithContext(WithCaller(r.Context(), c)))
+		s.serveHTTP(h, callerOf, w, r)
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/adaptrag/adaptrag/retrieval"
@@ -90,7 +91,7 @@ func (s *Server) listResources(ctx context.Context, cursor string) (*mcp.ListRes
 	if cursor != "" {
 		n, err := strconv.Atoi(cursor)
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("%w: bad cursor %q", ErrInvalidArgument, cursor)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid cursor %q", cursor)}
 		}
 		start = n
 	}
@@ -119,6 +120,9 @@ func (s *Server) listResources(ctx context.Context, cursor string) (*mcp.ListRes
 	add(collectionDocs, docs)
 	add(collectionFAQ, faq)
 	res := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	// The list is the caller's documents: no shared cache may serve it to
+	// another caller.
+	res.CacheScope = "private"
 	if start < len(all) {
 		end := min(start+listPageSize, len(all))
 		res.Resources = all[start:end]
@@ -157,10 +161,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	}
 	res := &mcp.ReadResourceResult{Contents: make([]*mcp.ResourceContents, 0, len(chunks))}
 	for _, c := range chunks {
-		text := c.Text
-		if c.ContentType == retrieval.ContentFAQ && c.Meta[retrieval.MetaAnswer] != "" {
-			text = "Q: " + c.Meta[retrieval.MetaQuestion] + "\nA: " + c.Meta[retrieval.MetaAnswer]
-		}
+		text := chunkText(c)
 		res.Contents = append(res.Contents, &mcp.ResourceContents{URI: uri, MIMEType: "text/plain", Text: text,
 			Meta: mcp.Meta{"locator": c.Meta[retrieval.MetaLocator], "position": c.Position, "id": c.ID}})
 	}

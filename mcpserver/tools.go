@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,6 +36,7 @@ type AskInput struct {
 // Citation is one passage an answer cites, as [N] in its text.
 type Citation struct {
 	N         int     `json:"n" jsonschema:"the [n] marker in the answer"`
+	ID        string  `json:"id" jsonschema:"the passage's id: pass it to fetch for the passage, its uri for the whole document"`
 	Origin    string  `json:"origin" jsonschema:"the document: a file path relative to the knowledge base, or a URL"`
 	Locator   string  `json:"locator,omitempty" jsonschema:"where in the document: heading path, row or record id"`
 	Title     string  `json:"title,omitempty" jsonschema:"the document's title"`
@@ -56,14 +58,17 @@ type AskOutput struct {
 
 // SearchInput are the arguments of the search tool.
 type SearchInput struct {
-	Query string `json:"query" jsonschema:"what to look for, in the user's words"`
-	K     int    `json:"k,omitempty" jsonschema:"how many passages to return; omit for the plan's number"`
-	Mode  string `json:"mode,omitempty" jsonschema:"dense (semantic similarity) or hybrid (semantic + keyword, reranked); omit to let the router choose"`
+	Query   string `json:"query" jsonschema:"what to look for, in the user's words"`
+	K       int    `json:"k,omitempty" jsonschema:"how many passages to return; omit for the plan's number"`
+	Mode    string `json:"mode,omitempty" jsonschema:"dense (semantic similarity) or hybrid (semantic + keyword, reranked); omit to let the router choose"`
+	Source  string `json:"source,omitempty" jsonschema:"restrict the search to one source of the knowledge base (see the sources tool); omit to search all"`
+	History []Turn `json:"history,omitempty" jsonschema:"earlier turns of the conversation, oldest first, so that a follow-up query (it, that one) can be resolved"`
 }
 
 // Passage is one passage found by search.
 type Passage struct {
 	N         int     `json:"n" jsonschema:"rank, best first"`
+	ID        string  `json:"id" jsonschema:"the passage's id: pass it to fetch for the passage, its uri for the whole document"`
 	Origin    string  `json:"origin" jsonschema:"the document: a file path relative to the knowledge base, or a URL"`
 	Locator   string  `json:"locator,omitempty" jsonschema:"where in the document: heading path, row or record id"`
 	Title     string  `json:"title,omitempty" jsonschema:"the document's title"`
@@ -83,9 +88,49 @@ type SearchOutput struct {
 
 // Tool names.
 const (
-	ToolAsk    = "ask"
-	ToolSearch = "search"
+	ToolAsk     = "ask"
+	ToolSearch  = "search"
+	ToolFetch   = "fetch"
+	ToolSources = "sources"
 )
+
+// limitHistory sets the bounds of a history property: at most
+// MaxHistoryTurns turns of user or assistant, each at most MaxTurnRunes.
+func (s *Server) limitHistory(h *jsonschema.Schema) {
+	h.MaxItems = ptr(s.cfg.MaxHistoryTurns)
+	h.Items.Properties["role"].Enum = []any{string(adaptrag.RoleUser), string(adaptrag.RoleAssistant)}
+	h.Items.Properties["content"].MaxLength = ptr(s.cfg.MaxTurnRunes)
+}
+
+// history checks the history argument and converts it.
+func (s *Server) history(in []Turn) ([]adaptrag.Message, error) {
+	if len(in) > s.cfg.MaxHistoryTurns {
+		return nil, fmt.Errorf("%w: history has %d turns (at most %d)", ErrInvalidArgument, len(in), s.cfg.MaxHistoryTurns)
+	}
+	hist := make([]adaptrag.Message, 0, len(in))
+	for i, t := range in {
+		role := t.Role
+		if role != adaptrag.RoleUser && role != adaptrag.RoleAssistant {
+			return nil, fmt.Errorf("%w: history[%d].role %q (want user or assistant)", ErrInvalidArgument, i, t.Role)
+		}
+		if n := utf8.RuneCountInString(t.Content); n > s.cfg.MaxTurnRunes {
+			return nil, fmt.Errorf("%w: history[%d].content has %d characters (at most %d)", ErrInvalidArgument, i, n, s.cfg.MaxTurnRunes)
+		}
+		hist = append(hist, adaptrag.Message{Role: role, Content: t.Content})
+	}
+	return hist, nil
+}
+
+// checkText refuses an empty or overlong question or query.
+func (s *Server) checkText(name, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("%w: %s is empty", ErrInvalidArgument, name)
+	}
+	if n := utf8.RuneCountInString(v); n > s.cfg.MaxQuestionRunes {
+		return fmt.Errorf("%w: %s has %d characters (at most %d)", ErrInvalidArgument, name, n, s.cfg.MaxQuestionRunes)
+	}
+	return nil
+}
 
 func (s *Server) addTools() error {
 	askIn, err := jsonschema.For[AskInput](nil)
@@ -94,7 +139,9 @@ func (s *Server) addTools() error {
 	}
 	minLen := 1
 	askIn.Properties["question"].MinLength = &minLen
-	askIn.Properties["history"].Items.Properties["role"].Enum = []any{string(adaptrag.RoleUser), string(adaptrag.RoleAssistant)}
+	askIn.Properties["question"].MaxLength = ptr(s.cfg.MaxQuestionRunes)
+	askIn.Properties["source"].MaxLength = ptr(maxIDRunes)
+	s.limitHistory(askIn.Properties["history"])
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:  ToolAsk,
 		Title: "Ask the knowledge base",
@@ -111,6 +158,9 @@ func (s *Server) addTools() error {
 		return fmt.Errorf("mcpserver: search schema: %w", err)
 	}
 	searchIn.Properties["query"].MinLength = &minLen
+	searchIn.Properties["query"].MaxLength = ptr(s.cfg.MaxQuestionRunes)
+	searchIn.Properties["source"].MaxLength = ptr(maxIDRunes)
+	s.limitHistory(searchIn.Properties["history"])
 	one, maxK := 1.0, float64(s.cfg.MaxK)
 	searchIn.Properties["k"].Minimum, searchIn.Properties["k"].Maximum = &one, &maxK
 	searchIn.Properties["mode"].Enum = []any{string(plan.ModeDense), string(plan.ModeHybrid)}
@@ -123,23 +173,19 @@ func (s *Server) addTools() error {
 		InputSchema: searchIn,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, s.search)
-	return nil
+	return s.addKBTools()
 }
 
 func ptr[T any](v T) *T { return &v }
 
 // ask runs the ask tool. Every error becomes a tool result with isError.
 func (s *Server) ask(ctx context.Context, _ *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, AskOutput, error) {
-	if strings.TrimSpace(in.Question) == "" {
-		return nil, AskOutput{}, fmt.Errorf("%w: question is empty", ErrInvalidArgument)
+	if err := s.checkText("question", in.Question); err != nil {
+		return nil, AskOutput{}, err
 	}
-	hist := make([]adaptrag.Message, 0, len(in.History))
-	for i, t := range in.History {
-		role := t.Role
-		if role != adaptrag.RoleUser && role != adaptrag.RoleAssistant {
-			return nil, AskOutput{}, fmt.Errorf("%w: history[%d].role %q (want user or assistant)", ErrInvalidArgument, i, t.Role)
-		}
-		hist = append(hist, adaptrag.Message{Role: role, Content: t.Content})
+	hist, err := s.history(in.History)
+	if err != nil {
+		return nil, AskOutput{}, err
 	}
 	c := s.caller(ctx)
 	res, err := s.pipe.Ask(ctx, adaptrag.Request{Question: in.Question, History: hist, Source: in.Source, Scope: c.Scope, Actor: c.Actor})
@@ -154,7 +200,7 @@ func (s *Server) ask(ctx context.Context, _ *mcp.CallToolRequest, in AskInput) (
 	}
 	for _, ci := range res.Citations {
 		p := byN[ci.N]
-		out.Citations = append(out.Citations, Citation{N: ci.N, Origin: ci.Origin, Locator: ci.Locator, Title: ci.Title, Source: ci.Source,
+		out.Citations = append(out.Citations, Citation{N: ci.N, ID: p.ID, Origin: ci.Origin, Locator: ci.Locator, Title: ci.Title, Source: ci.Source,
 			URI: resourceURI(ci.Collection, ci.Origin), Relevance: p.Relevance, Text: p.Text})
 	}
 	for _, w := range res.Warnings {
@@ -182,8 +228,12 @@ func AskText(out AskOutput) string {
 
 // search runs the search tool.
 func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
-	if strings.TrimSpace(in.Query) == "" {
-		return nil, SearchOutput{}, fmt.Errorf("%w: query is empty", ErrInvalidArgument)
+	if err := s.checkText("query", in.Query); err != nil {
+		return nil, SearchOutput{}, err
+	}
+	hist, err := s.history(in.History)
+	if err != nil {
+		return nil, SearchOutput{}, err
 	}
 	if in.K < 0 || in.K > s.cfg.MaxK {
 		return nil, SearchOutput{}, fmt.Errorf("%w: k = %d (want 1 to %d)", ErrInvalidArgument, in.K, s.cfg.MaxK)
@@ -195,7 +245,8 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 		return nil, SearchOutput{}, fmt.Errorf("%w: mode %q (want dense or hybrid)", ErrInvalidArgument, in.Mode)
 	}
 	c := s.caller(ctx)
-	res, err := s.pipe.Search(ctx, adaptrag.SearchRequest{Query: in.Query, K: in.K, Mode: mode, Scope: c.Scope, Actor: c.Actor})
+	res, err := s.pipe.Search(ctx, adaptrag.SearchRequest{Query: in.Query, History: hist, Source: in.Source,
+		K: in.K, Mode: mode, Scope: c.Scope, Actor: c.Actor})
 	if err != nil {
 		if errors.Is(err, retrieval.ErrInvalid) {
 			return nil, SearchOutput{}, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
@@ -204,7 +255,7 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 	}
 	out := SearchOutput{Route: string(res.Route.QueryType), Passages: []Passage{}, TraceID: res.TraceID}
 	for _, p := range res.Docs {
-		out.Passages = append(out.Passages, Passage{N: p.N, Origin: p.Origin, Locator: p.Locator, Title: p.Title, Source: p.Source,
+		out.Passages = append(out.Passages, Passage{N: p.N, ID: p.ID, Origin: p.Origin, Locator: p.Locator, Title: p.Title, Source: p.Source,
 			URI: resourceURI(p.Collection, p.Origin), Relevance: p.Relevance, Method: string(p.Method), Text: p.Text})
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: SearchText(out)}}}, out, nil
@@ -225,7 +276,11 @@ func SearchText(out SearchOutput) string {
 		if p.Locator != "" {
 			fmt.Fprintf(&b, " — %s", p.Locator)
 		}
-		fmt.Fprintf(&b, " (relevance %.2f)\n%s", p.Relevance, p.Text)
+		fmt.Fprintf(&b, " (relevance %.2f", p.Relevance)
+		if p.ID != "" {
+			fmt.Fprintf(&b, ", id %s", p.ID)
+		}
+		fmt.Fprintf(&b, ")\n%s", p.Text)
 	}
 	return b.String()
 }

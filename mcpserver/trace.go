@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -32,8 +33,9 @@ func (s *Server) trace(next mcp.MethodHandler) mcp.MethodHandler {
 		case "initialize", "notifications/initialized", "ping":
 			return next(ctx, method, req)
 		}
-		if !trace.SpanContextFromContext(ctx).IsValid() && req != nil {
-			if p := req.GetParams(); p != nil {
+		params := paramsOf(req)
+		if !trace.SpanContextFromContext(ctx).IsValid() {
+			if p := params; p != nil {
 				carrier := propagation.MapCarrier{}
 				for k, v := range p.GetMeta() {
 					if str, ok := v.(string); ok {
@@ -45,14 +47,14 @@ func (s *Server) trace(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		name := method
 		attrs := []attribute.KeyValue{keyMethod.String(method)}
-		switch p := req.GetParams().(type) {
+		switch p := params.(type) {
 		case *mcp.CallToolParamsRaw:
 			name += " " + p.Name
 			attrs = append(attrs, keyToolName.String(p.Name), keyOperationName.String("execute_tool"))
 		case *mcp.ReadResourceParams:
 			attrs = append(attrs, keyResourceURI.String(p.URI))
 		}
-		if sess := req.GetSession(); sess != nil && sess.ID() != "" {
+		if sess := sessionOf(req); sess != nil && sess.ID() != "" {
 			attrs = append(attrs, keySessionID.String(sess.ID()))
 		}
 		ctx, span := s.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
@@ -71,4 +73,19 @@ func (s *Server) trace(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// sessionOf returns the session of req, or nil.
+func sessionOf(req mcp.Request) mcp.Session {
+	if req == nil {
+		return nil
+	}
+	sess := req.GetSession()
+	if sess == nil {
+		return nil
+	}
+	if v := reflect.ValueOf(sess); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	return sess
 }

@@ -27,8 +27,22 @@ const (
 	NodeHybrid     = "hybrid"     // dense + BM25 candidates, fused
 	NodeRerank     = "rerank"     // rerank candidates down to the passages kept
 	NodeEvidence   = "evidence"   // relevance floor and size limits: the passages the answer may use
+	NodePassages   = "passages"   // the evidence stage: insert nodes before it to act on the final passages
 	NodeGenerate   = "generate"   // answer from the evidence, with citations
 )
+
+// NodePassages is where evidence-stage nodes go. Every run that retrieves
+// passes through it with its final passages (State.Docs) before the answer
+// is written or a search-only run ends: after evidence on the single-query
+// path, after combine for a compound question. A node inserted before it
+// (Graph.InsertBefore(NodePassages, ...)) therefore runs for Ask, Stream
+// and Search alike, and sees a compound question's passages, so it is the
+// place to drop a source or redact text. A node inserted before
+// NodeGenerate runs only when an answer is generated.
+//
+// Per-part retrieval (NodePart) runs the graph's own stretch from NodeFAQ
+// to NodeEvidence for each part, as edited by Options.Graph: a replaced
+// NodeDense, or a node inserted in that stretch, runs for every part.
 
 // Labels of the conditional edges.
 const (

@@ -274,4 +274,3 @@ func load(ctx context.Context, tx *sql.Tx, tenant, docID string, pos int, st ing
 		name, tenant, docID, pos, st.Origin, string(js))
 	return err
 }
-

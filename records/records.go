@@ -688,3 +688,39 @@ func redact(url string) string {
 	}
 	return url
 }
+
+// Distinct returns the distinct values of a filter column (at most
+// Config.MaxRows of them, as text), whatever the tenant: the words a
+// question may use to filter on it. They are matched against questions,
+// never shown.
+func (d *DB) Distinct(ctx context.Context, tableName, column string) ([]string, error) {
+	var out []string
+	for _, t := range d.find(tableName) {
+		c := t.schema.Column(column)
+		if c == nil || !c.Filter || column == t.schema.Owner || column == t.schema.Tenant {
+			return nil, fmt.Errorf("records: %s.%s is not a filter: %w", tableName, column, retrieval.ErrInvalid)
+		}
+		limit := cmp.Or(d.cfg.MaxRows, DefaultMaxRows)
+		err := d.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			rows, err := tx.QueryContext(ctx, "SELECT DISTINCT "+t.text[column]+" FROM "+t.sql+" WHERE "+t.text[column]+" IS NOT NULL LIMIT "+strconv.Itoa(limit))
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var v string
+				if err := rows.Scan(&v); err != nil {
+					return err
+				}
+				if v != "" && !slices.Contains(out, v) {
+					out = append(out, v)
+				}
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			return nil, fmt.Errorf("records: values of %s.%s: %w", tableName, column, err)
+		}
+	}
+	return out, nil
+}

@@ -295,3 +295,42 @@ func TestStreamOnServerThatDoesNotStream(t *testing.T) {
 		}
 	}
 }
+
+// A client that leaves a stream while the model writes does not leave a
+// run counted as outcome "ok" with the part of the answer it had.
+func TestAbandonedStreamIsNotOK(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Fixed(llmtest.Reply{Content: strings.Repeat("tok ", 50), ChunkDelay: 40 * time.Millisecond}))
+	gen, err := llm.NewOpenAI(llm.Config{BaseURL: srv.URL, APIKey: "test", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := sdkmetric.NewManualReader()
+	p := sampleParts(t)
+	p.deps.Generator = gen
+	p.opts.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	s := newServer(t, Config{Pipeline: p.pipeline(t)})
+	for range 3 {
+		ctx, cancel := context.WithCancel(t.Context())
+		resp := s.do(t, call{path: "/v1/ask", body: map[string]any{"question": qFactual}, header: sse, ctx: ctx})
+		next := events(resp.Body)
+		for {
+			ev, ok := next()
+			if !ok {
+				t.Fatal("the stream ended before a token")
+			}
+			if ev.name == "token" {
+				break
+			}
+		}
+		cancel() // leave after the first piece of the answer
+		resp.Body.Close()
+	}
+	waitFor(t, "the runs to end", func() bool { return len(s.sem) == 0 })
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	if ok, total := runsByOutcome(rm); ok != 0 {
+		t.Errorf("%d of %d abandoned runs counted as outcome ok", ok, total)
+	}
+}

@@ -379,14 +379,14 @@ func (g *gated) SearchSparse(ctx context.Context, r retrieval.Request) ([]retrie
 	if err := g.wait(ctx); err != nil {
 		return nil, err
 	}
-	return g.Searcher.SearchSparse(ctx, r)
+	return g.Searcher.(retrieval.SparseSearcher).SearchSparse(ctx, r)
 }
 
 func (g *gated) SearchHybrid(ctx context.Context, r retrieval.Request) ([]retrieval.Hit, error) {
 	if err := g.wait(ctx); err != nil {
 		return nil, err
 	}
-	return g.Searcher.SearchHybrid(ctx, r)
+	return retrieval.SearchHybrid(ctx, g.Searcher, r)
 }
 
 // waitEntered waits for a search to start.

@@ -34,6 +34,7 @@ import (
 
 	"github.com/adaptrag/adaptrag"
 	"github.com/adaptrag/adaptrag/graph"
+	"github.com/adaptrag/adaptrag/mcpserver"
 	"github.com/adaptrag/adaptrag/retrieval"
 )
 
@@ -116,8 +117,15 @@ type Config struct {
 	// MCP, when set, is served at /mcp behind the same API keys: each
 	// request's context carries the key's caller (adaptrag.CallerFrom), so
 	// the tenant of an MCP session is its key's, never a tool argument's
-	// (see mcpserver.Server.Handler).
+	// (see mcpserver.Server.Handler). Its requests carry the service's
+	// limits (mcpserver.WithLimits): each tool call takes a run slot and
+	// the Timeout, bodies are bounded by MaxBodyBytes.
 	MCP http.Handler
+	// Files maps a tenant to the folder its knowledge base was ingested
+	// from: GET /v1/files/ORIGIN serves a citation's file from the
+	// caller's tenant's folder, never another's (service/files.go). Nil
+	// serves no files.
+	Files map[string]string
 }
 
 // Check is one readiness check: nil when the dependency it names is
@@ -200,11 +208,9 @@ func (s *Server) routes() {
 	m.Handle("/v1/graph", s.only("GET", s.authed(s.handleGraph)))
 	m.Handle("/v1/schema", s.only("GET", http.HandlerFunc(s.handleSchema)))
 	m.Handle("/v1/limits", s.only("GET", http.HandlerFunc(s.handleLimits)))
+	m.Handle(filesPrefix, s.only("GET", s.authed(s.handleFile)))
 	if s.cfg.MCP != nil {
-		m.Handle("/mcp", s.authed(func(w http.ResponseWriter, r *http.Request, c caller) {
-			ctx := adaptrag.WithCaller(r.Context(), adaptrag.Caller{Scope: retrieval.Scope{Tenant: c.Tenant}, Actor: c.Actor})
-			s.cfg.MCP.ServeHTTP(w, r.WithContext(ctx))
-		}))
+		m.Handle("/mcp", s.authed(s.serveMCP))
 	}
 	m.Handle("/healthz", s.only("GET", http.HandlerFunc(s.handleHealth)))
 	m.Handle("/readyz", s.only("GET", http.HandlerFunc(s.handleReady)))
@@ -216,6 +222,30 @@ func (s *Server) routes() {
 		writeError(w, newError(CodeNotFound, "no such path: %s", r.URL.Path))
 	})
 	s.mux = m
+}
+
+// serveMCP passes a request to the MCP handler with the key's caller and
+// the service's limits: a tool call takes a run slot (--max-runs) and the
+// run timeout, the body is bounded by MaxBodyBytes, and with keys the
+// request counts as authenticated (so a proxy's Host is accepted).
+func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, c caller) {
+	ctx := adaptrag.WithCaller(r.Context(), adaptrag.Caller{Scope: retrieval.Scope{Tenant: c.Tenant}, Actor: c.Actor})
+	ctx = mcpserver.WithLimits(ctx, mcpserver.Limits{
+		Acquire: func(ctx context.Context) (func(), error) {
+			release, ok := s.acquire()
+			if !ok {
+				s.reject(r, CodeTooManyRuns)
+				return nil, fmt.Errorf("%w (%d runs are in progress, the most this server runs at once)", mcpserver.ErrBusy, s.cfg.MaxRuns)
+			}
+			s.meters.runs.Add(ctx, 1)
+			return func() { s.meters.runs.Add(context.WithoutCancel(ctx), -1); release() }, nil
+		},
+		Timeout: s.cfg.Timeout, MaxBodyBytes: s.cfg.MaxBodyBytes, Authenticated: s.keys != nil,
+	})
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	}
+	s.cfg.MCP.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // Drain makes /readyz report 503 from now on, so that a load balancer

@@ -264,7 +264,7 @@ func graphRun(t *testing.T, cp graph.Checkpointer) {
 		}
 		r, err := graph.New[state]("conformance").AddNode("a", step("a")).AddNode("ask", ask).AddNode("c", step("c")).
 			AddEdge(graph.Start, "a").AddEdge("a", "ask").AddEdge("ask", "c").AddEdge("c", graph.End).
-			Compile(graph.Config{Checkpointer: cp})
+			Compile(graph.Config[state]{Checkpointer: cp})
 		if err != nil {
 			t.Fatal(err)
 		}

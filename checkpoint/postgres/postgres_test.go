@@ -90,7 +90,7 @@ func TestTerminatedConnections(t *testing.T) {
 		prev = name
 	}
 	g.AddEdge(prev, graph.End)
-	r, err := g.Compile(graph.Config{Checkpointer: s})
+	r, err := g.Compile(graph.Config[[]string]{Checkpointer: s})
 	if err != nil {
 		t.Fatal(err)
 	}

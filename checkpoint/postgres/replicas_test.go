@@ -53,7 +53,7 @@ func convGraph(cp graph.Checkpointer) (*graph.Runnable[convState], error) {
 	}
 	return graph.New[convState]("conv").AddNode("think", think).AddNode("answer", answer).
 		AddEdge(graph.Start, "think").AddEdge("think", "answer").AddEdge("answer", graph.End).
-		Compile(graph.Config{Checkpointer: cp})
+		Compile(graph.Config[convState]{Checkpointer: cp})
 }
 
 // turn sends one turn, retrying while the thread is busy.

@@ -53,7 +53,7 @@ func killGraph(cp graph.Checkpointer, mode graph.Durability, killSteps int) (*gr
 		prev = name
 	}
 	g.AddEdge(prev, graph.End)
-	return g.Compile(graph.Config{Checkpointer: cp, Durability: mode, MaxSteps: killSteps})
+	return g.Compile(graph.Config[killState]{Checkpointer: cp, Durability: mode, MaxSteps: killSteps})
 }
 
 // killChild runs or resumes the thread; exit code 0 when it is done.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/adaptrag/adaptrag"
 	"github.com/adaptrag/adaptrag/kb"
+	"github.com/adaptrag/adaptrag/lookup"
 	"github.com/adaptrag/adaptrag/retrieval/embed"
 	"github.com/adaptrag/adaptrag/router"
 	"github.com/adaptrag/adaptrag/state"
@@ -177,7 +178,14 @@ func kbPipeline(ctx context.Context, dir string) (*adaptrag.Pipeline, *kb.KB, er
 	if err != nil {
 		return nil, nil, errors.Join(err, k.Close())
 	}
-	p, err := adaptrag.New(ctx, adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb, Classifier: clf}, adaptrag.Options{})
+	deps := adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb, Classifier: clf}
+	if k.Records != nil {
+		// The tables as records: look-ups, chains and totals.
+		if deps.Lookup, err = lookup.NewRecords(ctx, k.Records); err != nil {
+			return nil, nil, errors.Join(err, k.Close())
+		}
+	}
+	p, err := adaptrag.New(ctx, deps, adaptrag.Options{})
 	if err != nil {
 		return nil, nil, errors.Join(err, k.Close())
 	}

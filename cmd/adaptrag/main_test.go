@@ -150,7 +150,7 @@ func TestAskHuman(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, s := range []string{"route:  analytical", "path:   __start__ -> decide -> understand -> classify -> plan -> expand -> faq -> hybrid -> rerank -> evidence -> generate -> __end__", "50 candidates -> 8 passages", "evidence (", "relevance", "usage:", "rerank"} {
+	for _, s := range []string{"route:  analytical", "path:   __start__ -> decide -> understand -> classify -> plan -> expand -> faq -> hybrid -> rerank -> evidence -> passages -> generate -> __end__", "50 candidates -> 8 passages", "evidence (", "relevance", "usage:", "rerank"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}

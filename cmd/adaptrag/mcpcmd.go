@@ -9,8 +9,6 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/adaptrag/adaptrag/llm"
 	"github.com/adaptrag/adaptrag/mcpserver"
 	"github.com/adaptrag/adaptrag/retrieval"
@@ -26,6 +24,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	tenant := fs.String("tenant", "", "tenant every request of the session acts for")
 	actor := fs.String("actor", "", "who the session asks as, for look-ups that check permissions")
 	maxK := fs.Int("max-k", mcpserver.DefaultMaxK, "largest k the search tool accepts")
+	timeout := fs.Duration("timeout", 0, "the longest a tool call may take (0: no limit)")
 	verbose := fs.Bool("v", false, "log each request to stderr")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -37,6 +36,9 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if *maxK < 1 {
 		return fmt.Errorf("%w: --max-k %d (want at least 1)", errUsage, *maxK)
 	}
+	if *timeout < 0 {
+		return fmt.Errorf("%w: --timeout %s (want 0 or more)", errUsage, *timeout)
+	}
 	a, err := build(ctx, options{classifier: *clf, store: *store, llm: llm.ConfigFromEnv()})
 	if err != nil {
 		return err
@@ -47,10 +49,11 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		level = slog.LevelDebug
 	}
 	srv, err := mcpserver.New(a.pipe, mcpserver.Config{
-		KB:     a.kb,
-		Caller: mcpserver.Caller{Scope: retrieval.Scope{Tenant: *tenant}, Actor: *actor},
-		MaxK:   *maxK,
-		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})),
+		KB:      a.kb,
+		Caller:  mcpserver.Caller{Scope: retrieval.Scope{Tenant: *tenant}, Actor: *actor},
+		MaxK:    *maxK,
+		Timeout: *timeout,
+		Logger:  slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})),
 	})
 	if err != nil {
 		return err
@@ -60,13 +63,11 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if on, _ := strconv.ParseBool(e.getenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")); on {
 		ctx = llm.WithContentCapture(ctx, true)
 	}
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: os.Stdin, Writer: nopWriteCloser{e.stdout}})
+	// Not the SDK's IOTransport: a line that is not a JSON-RPC message
+	// gets an error reply instead of ending the session.
+	err = srv.Run(ctx, &mcpserver.StdioTransport{Reader: os.Stdin, Writer: e.stdout})
 	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF)) {
 		return nil // the client went away or the user interrupted: a normal end
 	}
 	return err
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -36,8 +36,10 @@ func main() {
 			g.InsertBefore(adaptrag.NodeDecide, "guard", guard)
 			g.RemoveEdges("guard")
 			g.AddConditionalEdges("guard", answered, map[string]string{"stop": graph.End, "go": adaptrag.NodeDecide})
-			// A node added before generation.
-			g.InsertBefore(adaptrag.NodeGenerate, "no_legal", noLegal)
+			// A node added at the evidence stage: it runs on the final
+			// passages of every run that retrieves, Search and compound
+			// questions included.
+			g.InsertBefore(adaptrag.NodePassages, "no_legal", noLegal)
 			// A node replaced.
 			g.ReplaceNode(adaptrag.NodeChitchat, hello)
 			return nil

@@ -47,3 +47,37 @@ func TestCallerOnTenantPipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A node inserted at the evidence stage acts on the retriever's documents.
+func TestRetrieverRunsEvidenceStage(t *testing.T) {
+	emb := embed.NewHashing(embed.HashingConfig{})
+	k, err := kb.Sample(context.Background(), emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := adaptrag.New(context.Background(), adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{
+		Graph: func(g *adaptrag.Graph) error {
+			g.InsertBefore(adaptrag.NodePassages, "redact", func(_ context.Context, s adaptrag.State) (adaptrag.State, error) {
+				for i := range s.Docs {
+					s.Docs[i].Chunk.Text = "[redacted]"
+				}
+				return s, nil
+			})
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := lc.NewRetriever(p, lc.RetrieverConfig{}).GetRelevantDocuments(context.Background(), "退货要在几天内发起？")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) == 0 {
+		t.Fatal("no documents")
+	}
+	for _, d := range docs {
+		if d.PageContent != "[redacted]" {
+			t.Fatalf("document not redacted: %.40q", d.PageContent)
+		}
+	}
+}

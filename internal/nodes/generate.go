@@ -10,12 +10,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/adaptrag/adaptrag/llm"
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/analysis"
+	"github.com/adaptrag/adaptrag/router"
 	"github.com/adaptrag/adaptrag/state"
 )
 
@@ -53,6 +55,15 @@ func (n *Nodes) Chitchat(ctx context.Context, s state.RAG) (state.RAG, error) {
 	return s, nil
 }
 
+// notFound is the reply when nothing was found: the small-talk one for a
+// question that reads as small talk, else the plain refusal.
+func (n *Nodes) notFound(ctx context.Context, s *state.RAG, t Lang, lang string) string {
+	if router.DetectSmallTalk(s.Question).Kind != router.NoSmallTalk && t.TalkNotFound != "" {
+		return n.reply(ctx, t.TalkNotFound, lang)
+	}
+	return t.NotFound
+}
+
 // blank reports an answer with no text as a refusal: a model that says
 // nothing has not answered, whatever its client made of it.
 func blank(text string) error {
@@ -79,7 +90,7 @@ func (n *Nodes) Generate(ctx context.Context, s state.RAG) (state.RAG, error) {
 	lang := runLang(&s)
 	t := n.cfg.Texts.lang(lang)
 	if len(s.Docs) == 0 {
-		s.Answer, s.Citations, s.AnsweredBy = t.NotFound, nil, state.ByNotFound
+		s.Answer, s.Citations, s.AnsweredBy = n.notFound(ctx, &s, t, lang), nil, state.ByNotFound
 		return s, nil
 	}
 	if n.p.Generator != nil {
@@ -123,6 +134,9 @@ func (n *Nodes) Generate(ctx context.Context, s state.RAG) (state.RAG, error) {
 	s.AnsweredBy = state.ByExtractive
 	if len(s.Citations) == 0 {
 		s.AnsweredBy = state.ByNotFound
+		if router.DetectSmallTalk(s.Question).Kind != router.NoSmallTalk {
+			s.Answer = n.notFound(ctx, &s, t, lang)
+		}
 		return s, nil
 	}
 	n.frame(&s, t, cjk)
@@ -257,6 +271,7 @@ type sentence struct {
 	pos   int // order within the doc
 	text  string
 	score float64
+	row   bool // a table row ("header: value; ..."), quoted as a unit
 }
 
 // maxWholeFAQAnswer is the length (in characters) up to which an FAQ
@@ -269,9 +284,16 @@ const maxWholeFAQAnswer = 300
 // sentences are kept (at most two from one passage, so that a comparison
 // draws on both sides), each followed by its citation. Headings and
 // questions are not evidence and are never quoted; a short FAQ answer is
-// quoted whole. When no sentence shares a term with the question, the
-// answer is "not found": an extractive answer must never quote unrelated
-// text as if it answered.
+// quoted whole. A table row is one candidate, never cut at its ";": it is
+// quoted whole, or when long as its key (first cell) and the cells that
+// match the question, each with its header (see quoteRow); a Markdown
+// table's header and delimiter lines in a text passage are never quoted.
+// A passage that matches the question only through its heading path (the
+// section titled with the code asked about) has its first sentences
+// scored by the heading's terms, so that it is quoted rather than ignored.
+// When no sentence shares a term with the question, the answer is "not
+// found": an extractive answer must never quote unrelated text as if it
+// answered.
 func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hit, nums []int, t Lang, maxSent int, cjk bool) (string, []state.Citation) {
 	num := func(i int) int {
 		if nums != nil {
@@ -328,7 +350,13 @@ func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hi
 			}
 			text = a
 		}
-		for j, st := range splitSentences(text) {
+		if h.Chunk.ContentType == retrieval.ContentTableRow {
+			if body := rowBody(h.Chunk.Text); body != "" {
+				sents = append(sents, sentence{doc: i, text: body, row: true})
+			}
+			continue
+		}
+		for j, st := range splitSentences(dropTableHeaders(text)) {
 			if strings.HasSuffix(st, "？") || strings.HasSuffix(st, "?") || strings.Contains(st, " > ") {
 				continue
 			}
@@ -357,6 +385,25 @@ func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hi
 			}
 		}
 	}
+	// A passage whose sentences share no term with the question but whose
+	// heading does is about what was asked (the section "EX-14 Address not
+	// found" for "what does EX-14 mean?"): its first sentences carry the
+	// heading's terms.
+	matched := make([]bool, len(docs))
+	for i, st := range sents {
+		matched[st.doc] = matched[st.doc] || len(toks[i]) > 0
+	}
+	for i, st := range sents {
+		if matched[st.doc] || st.pos >= headingSentences || st.row {
+			continue
+		}
+		for tok := range titleTerms[st.doc] {
+			if !toks[i][tok] {
+				toks[i][tok] = true
+				df[tok]++
+			}
+		}
+	}
 	// Sum over the query terms in a fixed order: map order would change
 	// the floating-point sums, and with them how ties between sentences
 	// break, from one run to the next.
@@ -378,6 +425,7 @@ func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hi
 			sents[i].score = s/total + 0.05/float64(1+sents[i].doc)
 		}
 	}
+	namedRowsOnly(question, docs, sents)
 	best := slices.Clone(sents)
 	slices.SortStableFunc(best, func(a, b sentence) int {
 		switch {
@@ -427,13 +475,144 @@ func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hi
 		sep = ""
 	}
 	for _, st := range keep {
-		fmt.Fprintf(&b, "%s%s [%d]", sep, strings.TrimSpace(st.text), num(st.doc))
+		text := strings.TrimSpace(st.text)
+		if st.row {
+			text = quoteRow(text, func(cell string) bool {
+				for _, tok := range terms(cell) {
+					if qterms[tok] {
+						return true
+					}
+				}
+				return false
+			})
+		}
+		fmt.Fprintf(&b, "%s%s [%d]", sep, text, num(st.doc))
 		if !cited[st.doc] {
 			cited[st.doc] = true
 			cites = append(cites, state.CitationOf(num(st.doc), docs[st.doc]))
 		}
 	}
 	return b.String(), cites
+}
+
+// idToken matches what a question names a record by: a run of letters
+// and digits with both in it, hyphens inside ("SH-40217", "EN-30112",
+// "LUM-507", "Z5").
+var idToken = regexp.MustCompile(`[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)*`)
+
+// recordIDs returns the id-like tokens of text, lowercased: those with
+// both a Latin letter and a digit.
+func recordIDs(text string) []string {
+	var out []string
+	for _, m := range idToken.FindAllString(text, -1) {
+		letter, digit := false, false
+		for _, r := range m {
+			letter = letter || r < utf8.RuneSelf && unicode.IsLetter(r)
+			digit = digit || unicode.IsDigit(r)
+		}
+		if letter && digit {
+			out = append(out, strings.ToLower(m))
+		}
+	}
+	return out
+}
+
+// namedRowsOnly keeps, of a table whose rows are candidates, only the rows
+// that name a record the question names, when some row does: "What does
+// LUM-507 mean?" quotes the LUM-507 row, not the LUM-720 row that shares
+// the header words. Rows of other tables, and tables where no row names
+// one, are left as they are.
+func namedRowsOnly(question string, docs []retrieval.Hit, sents []sentence) {
+	ids := recordIDs(question)
+	if len(ids) == 0 {
+		return
+	}
+	names := func(text string) bool {
+		for _, id := range recordIDs(text) {
+			if slices.Contains(ids, id) {
+				return true
+			}
+		}
+		return false
+	}
+	named := map[string]bool{} // table origin -> some row names an id
+	for _, st := range sents {
+		if st.row && st.score > 0 && names(st.text) {
+			named[docs[st.doc].Chunk.Meta[retrieval.MetaOrigin]] = true
+		}
+	}
+	for i, st := range sents {
+		if st.row && named[docs[st.doc].Chunk.Meta[retrieval.MetaOrigin]] && !names(st.text) {
+			sents[i].score = 0
+		}
+	}
+}
+
+// headingSentences is how many leading sentences of a passage carry its
+// heading's terms when none of its sentences matches the question itself.
+const headingSentences = 2
+
+// maxWholeRow is the length (in characters) up to which a table row is
+// quoted whole; a longer row is quoted as its key and the matching cells.
+const maxWholeRow = 240
+
+// rowBody returns a table-row chunk's cells ("header: value; ..."): its
+// text without the heading path that ingestion writes on the first line.
+func rowBody(text string) string {
+	text = strings.TrimSpace(text)
+	if _, body, ok := strings.Cut(text, "\n"); ok {
+		return strings.TrimSpace(body)
+	}
+	return text
+}
+
+// quoteRow renders a table row for the answer: whole when it is short or
+// when only its key would be left, else its key (the first cell) and the
+// cells match reports as asked about, each "header: value" as it stands.
+// A row is never reduced to a lone cell other than a whole one-cell row.
+func quoteRow(row string, match func(cell string) bool) string {
+	if utf8.RuneCountInString(row) <= maxWholeRow {
+		return row
+	}
+	cells := strings.Split(row, "; ")
+	keep := cells[:1:1]
+	for _, c := range cells[1:] {
+		if match(c) {
+			keep = append(keep, c)
+		}
+	}
+	if len(keep) == 1 {
+		return row
+	}
+	return strings.Join(keep, "; ")
+}
+
+// dropTableHeaders removes the header and delimiter lines of Markdown
+// tables from a text passage (one stored before tables were read as rows):
+// a header row is never evidence. The data rows stay, each a line.
+func dropTableHeaders(text string) string {
+	if !strings.Contains(text, "|") {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	out := lines[:0:0]
+	for i, l := range lines {
+		if isDelimiterLine(l) || i+1 < len(lines) && isDelimiterLine(lines[i+1]) {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+// isDelimiterLine reports whether l is a Markdown table's delimiter row
+// ("|---|:--:|").
+func isDelimiterLine(l string) bool {
+	t := strings.TrimSpace(l)
+	if !strings.Contains(t, "|") || !strings.Contains(t, "-") {
+		return false
+	}
+	return strings.Trim(t, "|-: \t") == ""
 }
 
 // thousands matches a digit group separator: "5,000" and "5000" are one

@@ -10,10 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/adaptrag/adaptrag/lookup"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/state"
 )
@@ -38,13 +40,24 @@ func RouteAfterPlan(s state.RAG) string {
 	return LabelSearch
 }
 
-// lookupIDs returns the query's entities that name records of the look-up:
-// kind -> ids, in order of mention.
+// lookupIDs returns the records the query names: kind -> ids, in order
+// of mention. A look-up that finds the records a question names itself
+// (retrieval tables of any knowledge base, see recordFinder) is asked
+// first; otherwise the query's entities whose kind is a kind of the
+// look-up are taken.
 func (n *Nodes) lookupIDs(s *state.RAG) []keyRef {
 	if n.p.Lookup == nil {
 		return nil
 	}
 	var out []keyRef
+	if f, ok := n.p.Lookup.(recordFinder); ok {
+		for _, r := range f.Refs(s.Query.Text) {
+			out = append(out, keyRef{kind: r.Kind, id: r.ID})
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
 	for _, k := range n.p.Lookup.Kinds() {
 		for _, e := range s.Query.Entities {
 			if string(e.Kind) == k.Name || strings.EqualFold(string(e.Kind), k.Name) {
@@ -53,6 +66,22 @@ func (n *Nodes) lookupIDs(s *state.RAG) []keyRef {
 		}
 	}
 	return out
+}
+
+// recordFinder is a look-up that finds the records a question names (an
+// id that is a key of one of its tables, or shaped like one) and knows
+// which of a record's columns hold another table's keys: lookup.Records.
+// A record it finds is definite: when the look-up then has no such
+// record, the answer says so rather than searching on.
+type recordFinder interface {
+	Refs(question string) []lookup.Ref
+	Related(kind string) map[string]string
+}
+
+// totalFinder is a look-up that tells a total or a count over its tables
+// from other questions: lookup.Records.
+type totalFinder interface {
+	IsTotal(question string) bool
 }
 
 type keyRef struct{ kind, id string }
@@ -137,7 +166,7 @@ func (n *Nodes) Hops(ctx context.Context, s state.RAG) (state.RAG, error) {
 			}
 		case errors.Is(err, retrieval.ErrNotPermitted):
 			hop.Status, hop.Error, t.Status, t.Err = state.StatusDenied, err.Error(), state.StatusDenied, err.Error()
-		case errors.Is(err, retrieval.ErrNotFound) && !fromQuestion[ref] && len(s.Hops) > 0 || errors.Is(err, retrieval.ErrNotFound) && n.named(s.Query.Text, ref.kind):
+		case errors.Is(err, retrieval.ErrNotFound) && !fromQuestion[ref] && len(s.Hops) > 0 || errors.Is(err, retrieval.ErrNotFound) && (n.named(s.Query.Text, ref.kind) || n.finds()):
 			hop.Status, hop.Error, t.Status, t.Err = state.StatusMissing, err.Error(), state.StatusMissing, err.Error()
 		case errors.Is(err, retrieval.ErrNotFound):
 			// An id that only looks like a record's ("tier-1"), the question
@@ -161,13 +190,44 @@ func (n *Nodes) Hops(ctx context.Context, s state.RAG) (state.RAG, error) {
 	}
 	if len(linked) > 0 {
 		// The next hop searches the documents for what the chain found: the
-		// linked ids take the place of the record the question started from.
+		// linked ids take the place of the record the question started from,
+		// with the words of the records found last (a service's handling
+		// rules name the policy section that applies).
+		if f, ok := n.p.Lookup.(recordFinder); ok {
+			linked = append(linked, leafWords(s.Records, f)...)
+		}
 		s.Query.Text = n.hopQuery(s.Query.Text, s.Lookups, linked)
 		s.Query.Rewritten = true
 		s.Hops = append(s.Hops, state.Hop{N: len(s.Hops) + 1, Kind: "search", Input: s.Query.Text, Status: state.StatusOK})
 	}
 	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("adaptrag.hops", len(s.Hops)))
 	return s, nil
+}
+
+// leafWords are the text values of the chain's records that link nowhere
+// further: not keys, not numbers or dates, not ids, at most 60 runes each.
+func leafWords(recs []retrieval.Record, f recordFinder) []string {
+	var out []string
+	for i, r := range recs {
+		if i == 0 || len(f.Related(r.Kind)) > 0 {
+			continue
+		}
+		keys := make([]string, 0, len(r.Fields))
+		for k := range r.Fields {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v := strings.TrimSpace(r.Fields[k])
+			if v == "" || v == r.ID || len([]rune(v)) > 60 || !strings.ContainsFunc(v, unicode.IsLetter) || strings.ContainsFunc(v, unicode.IsDigit) {
+				continue
+			}
+			if !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
 
 // hopQuery rewrites q for the search hop: the first looked-up id (with the
@@ -219,10 +279,31 @@ func (n *Nodes) named(q, kind string) bool {
 // maxHops bounds a chain.
 const maxHops = 4
 
-// links are the ids a record points to in other tables: field values that
-// are keys of another kind the look-up serves (an order's product).
+// finds reports whether the look-up finds the records a question names.
+func (n *Nodes) finds() bool {
+	_, ok := n.p.Lookup.(recordFinder)
+	return ok
+}
+
+// links are the ids a record points to in other tables: the values of the
+// columns the look-up relates to another table, else field values named
+// after another kind the look-up serves (an order's product).
 func (n *Nodes) links(rec retrieval.Record) []keyRef {
 	var out []keyRef
+	if f, ok := n.p.Lookup.(recordFinder); ok {
+		rel := f.Related(rec.Kind)
+		cols := make([]string, 0, len(rel))
+		for c := range rel {
+			cols = append(cols, c)
+		}
+		sort.Strings(cols)
+		for _, c := range cols {
+			if v := strings.TrimSpace(rec.Fields[c]); v != "" {
+				out = append(out, keyRef{kind: rel[c], id: v})
+			}
+		}
+		return out
+	}
 	kinds := n.p.Lookup.Kinds()
 	fields := make([]string, 0, len(rec.Fields))
 	for f := range rec.Fields {
@@ -310,7 +391,7 @@ func (n *Nodes) Aggregate(ctx context.Context, s state.RAG) (state.RAG, error) {
 	if err == nil && (math.IsNaN(a.Value) || math.IsInf(a.Value, 0)) {
 		err = fmt.Errorf("the look-up's %s is %v: %w", a.Op, a.Value, retrieval.ErrInvalid)
 	}
-	st := state.SubTask{Node: NodeAggregate, Kind: "aggregate", Task: "aggregate", Input: s.Question, Query: a.Query, Hits: len(a.Records), Took: time.Since(start), Status: state.StatusOK}
+	st := state.SubTask{Node: NodeAggregate, Kind: "aggregate", Task: "aggregate", Input: s.Question, Query: a.Query, Hits: max(len(a.Records), a.Rows), Took: time.Since(start), Status: state.StatusOK}
 	if err != nil {
 		st.Status, st.Err = statusOf(err), err.Error()
 		s.Log(st)
@@ -340,7 +421,11 @@ func (n *Nodes) Aggregate(ctx context.Context, s state.RAG) (state.RAG, error) {
 		s.Citations = append(s.Citations, state.CitationOf(i+1, s.Docs[i]))
 		cites = append(cites, "["+strconv.Itoa(i+1)+"]")
 	}
-	s.Answer = strings.NewReplacer("{op}", a.Op, "{value}", value, "{count}", strconv.Itoa(len(a.Records)), "{query}", a.Query).Replace(t.AggregateAnswer) +
+	rows := len(a.Records)
+	if a.Rows > rows {
+		rows = a.Rows
+	}
+	s.Answer = strings.NewReplacer("{op}", a.Op, "{value}", value, "{count}", strconv.Itoa(rows), "{query}", a.Query).Replace(t.AggregateAnswer) +
 		" " + strings.Join(cites, "")
 	s.AnsweredBy = state.ByAggregate
 	return s, nil

@@ -25,6 +25,7 @@ const (
 	NodeHybrid     = pub.NodeHybrid
 	NodeRerank     = pub.NodeRerank
 	NodeEvidence   = pub.NodeEvidence
+	NodePassages   = pub.NodePassages
 	NodeGenerate   = pub.NodeGenerate
 
 	LabelDirect    = pub.LabelDirect

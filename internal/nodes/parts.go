@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/adaptrag/adaptrag/plan"
+	"github.com/adaptrag/adaptrag/graph"
 	"github.com/adaptrag/adaptrag/state"
 )
 
@@ -21,11 +21,13 @@ func (n *Nodes) Fork(ctx context.Context, s state.RAG) (state.RAG, error) {
 
 // SplitParts is the split function of the parts map: one state per part,
 // each asking its own sub-question, with the run's plan and conversation.
+// A part only retrieves (its answer is the whole question's), so its state
+// is search-only: an FAQ entry that matches it is evidence, not a reply.
 func SplitParts(s state.RAG) []state.RAG {
 	out := make([]state.RAG, len(s.Parts))
 	for i, p := range s.Parts {
 		sub := state.RAG{
-			Question: p.Question, History: s.History, Source: s.Source, SearchOnly: s.SearchOnly, Adjust: s.Adjust,
+			Question: p.Question, History: s.History, Source: s.Source, SearchOnly: true, Adjust: s.Adjust,
 			Query:    state.Query{Text: p.Question, Entities: s.Query.Entities},
 			Decision: s.Decision, Route: s.Route,
 			Parts: []state.Part{p},
@@ -35,12 +37,24 @@ func SplitParts(s state.RAG) []state.RAG {
 	return out
 }
 
-// Part answers one sub-question's retrieval in its own branch: it profiles
-// and plans the sub-question, searches (dense top-k, or hybrid and rerank)
-// and keeps its evidence, so that each part is retrieved and cited apart.
-func (n *Nodes) Part(ctx context.Context, s state.RAG) (state.RAG, error) {
+// Part returns the node that answers one sub-question's retrieval in its
+// own branch: it profiles and plans the sub-question, then runs retrieve
+// (the graph's own retrieval stretch, from the FAQ search to the evidence,
+// with its timeouts, retries and any edits) and keeps the evidence, so
+// that each part is retrieved and cited apart. retrieve is called at run
+// time, so it may be set after the node is added.
+func (n *Nodes) Part(retrieve func() graph.NodeFunc[state.RAG]) graph.NodeFunc[state.RAG] {
+	return func(ctx context.Context, s state.RAG) (state.RAG, error) {
+		return n.part(ctx, s, retrieve())
+	}
+}
+
+func (n *Nodes) part(ctx context.Context, s state.RAG, retrieve graph.NodeFunc[state.RAG]) (state.RAG, error) {
 	if len(s.Parts) != 1 {
 		return s, fmt.Errorf("%s: a part state carries one part, got %d", NodePart, len(s.Parts))
+	}
+	if retrieve == nil {
+		return s, fmt.Errorf("%s: no retrieval for the parts: %w", NodePart, ErrConfig)
 	}
 	start := time.Now()
 	var err error
@@ -54,22 +68,11 @@ func (n *Nodes) Part(ctx context.Context, s state.RAG) (state.RAG, error) {
 	if s, err = n.Plan(ctx, s); err != nil {
 		return s, err
 	}
-	if s, err = n.FAQ(ctx, s); err != nil {
+	if s, err = retrieve(ctx, s); err != nil {
 		return s, err
 	}
-	switch s.Plan.Mode {
-	case plan.ModeDense:
-		s, err = n.Dense(ctx, s)
-	case plan.ModeHybrid:
-		if s, err = n.Hybrid(ctx, s); err == nil {
-			s, err = n.Rerank(ctx, s)
-		}
-	}
-	if err != nil {
-		return s, err
-	}
-	if s, err = n.Evidence(ctx, s); err != nil {
-		return s, err
+	if len(s.Parts) != 1 {
+		return s, fmt.Errorf("%s: the retrieval left %d parts in a part state, want 1", NodePart, len(s.Parts))
 	}
 	p := &s.Parts[0]
 	p.Route, p.Status = s.Route.QueryType, state.StatusOK
@@ -82,6 +85,15 @@ func (n *Nodes) Part(ctx context.Context, s state.RAG) (state.RAG, error) {
 	s.Log(state.SubTask{Node: NodePart, Kind: "subquestion", Task: fmt.Sprintf("part %d", p.N), Input: p.Question, Query: s.Query.Text,
 		Hits: len(s.Docs), IDs: p.Evidence, Status: p.Status, Took: time.Since(start)})
 	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("adaptrag.part", p.N), attribute.Int("adaptrag.part.evidence", len(s.Docs)))
+	return s, nil
+}
+
+// Passages is the evidence stage (NodePassages): the run's final passages,
+// from the single-query path or the parts, pass through it before the
+// answer or the end of a search-only run. It changes nothing itself; the
+// nodes inserted before it do.
+func (n *Nodes) Passages(ctx context.Context, s state.RAG) (state.RAG, error) {
+	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("adaptrag.evidence.kept", len(s.Docs)))
 	return s, nil
 }
 

@@ -381,13 +381,20 @@ func (n *Nodes) searchTexts(ctx context.Context, s *state.RAG, node string, mode
 		req := retrieval.Request{Text: t, Vector: vecs[i], K: k}
 		fn := n.p.Docs.SearchDense
 		if mode == plan.ModeHybrid {
-			req.Candidates, req.DenseWeight, fn = k, retrieval.DenseWeightOf(n.p.Embedder), n.p.Docs.SearchHybrid
+			// The store's own hybrid search, or dense and (when it has one)
+			// sparse legs fused here.
+			req.Candidates, req.DenseWeight, fn = k, retrieval.DenseWeightOf(n.p.Embedder), n.hybrid
 		}
 		if out[i], err = n.search(ctx, s, node, task, CollectionDocs, req, fn, n.p.Docs); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// hybrid is a hybrid search of the documents (see retrieval.SearchHybrid).
+func (n *Nodes) hybrid(ctx context.Context, req retrieval.Request) ([]retrieval.Hit, error) {
+	return retrieval.SearchHybrid(ctx, n.p.Docs, req)
 }
 
 // embedTexts embeds texts in one call, reusing the query's vector when the
