@@ -49,12 +49,20 @@ func readGolden(t *testing.T, class string) []goldenLine {
 
 func lexiconEntries(t *testing.T) map[string][]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("lexicon", "en.tsv"))
-	if err != nil {
-		t.Fatal(err)
+	files, err := filepath.Glob(filepath.Join("lexicon", "*.tsv"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("lexicon files: %v", err)
+	}
+	var all []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, strings.Split(string(b), "\n")...)
 	}
 	m := map[string][]string{}
-	for _, l := range strings.Split(string(b), "\n") {
+	for _, l := range all {
 		if l = strings.TrimSpace(l); l == "" || strings.HasPrefix(l, "#") {
 			continue
 		}
@@ -152,4 +160,43 @@ func stringLiterals(t *testing.T, file string) []string {
 		return true
 	})
 	return out
+}
+
+// Every place demonstrative has golden follow-ups from two domains that
+// resolve to the place the history named.
+func TestPlaceRefGolden(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "lexicon", "placeref.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	v := names{"前门酒店": "hotel", "鼓浪屿酒店": "hotel", "西溪酒店": "hotel", "陆家嘴酒店": "hotel",
+		"静安寺店": "store", "徐家汇店": "store", "浦东机场店": "store", "虹桥机场店": "store"}
+	variants, domains := map[string]int{}, map[string]map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var g struct{ Entry, Domain, History, Question, Want string }
+		if err := json.Unmarshal(sc.Bytes(), &g); err != nil {
+			t.Fatal(err)
+		}
+		r, err := query.Offline{Vocab: v}.Rewrite(context.Background(), g.Question, []query.Message{{Role: "user", Content: g.History}})
+		if err != nil || !strings.Contains(r.Text, g.Want) || r.Rule != query.RuleReference {
+			t.Errorf("%q after %q: %q [%s], want %q resolved", g.Question, g.History, r.Text, r.Rule, g.Want)
+		}
+		variants[g.Entry]++
+		if domains[g.Entry] == nil {
+			domains[g.Entry] = map[string]bool{}
+		}
+		domains[g.Entry][g.Domain] = true
+	}
+	for _, e := range []string{"那里", "那儿", "那边"} {
+		if variants[e] < 3 || len(domains[e]) < 2 {
+			t.Errorf("%s: %d variants from %d domains", e, variants[e], len(domains[e]))
+		}
+	}
+	// Without a vocabulary name in the history they are no references.
+	r, _ := query.Offline{Vocab: v}.Rewrite(context.Background(), "那里有停车场吗？", []query.Message{{Role: "user", Content: "P-204 的保修期多久？"}})
+	if r.Rule == query.RuleReference {
+		t.Errorf("resolved without a named place: %q", r.Text)
+	}
 }

@@ -135,3 +135,21 @@ func historyVariant(q, p *text, pt []token) []string {
 	}
 	return []string{q.src + " " + kw}
 }
+
+var hanPlaceRefs = lexSet("placeref", "zh")
+
+// placeRefs returns the demonstratives of place in t ("那里", "那儿") as
+// references.
+func (t *text) placeRefs() []ref {
+	var out []ref
+	for i := 0; i+1 < len(t.cs); i++ {
+		for w := range hanPlaceRefs {
+			if n := len([]rune(w)); t.hasAt(i, w) && t.spanAt(i) < 0 {
+				out = append(out, ref{i: i, j: i + n})
+				i += n - 1
+				break
+			}
+		}
+	}
+	return out
+}

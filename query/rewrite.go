@@ -243,6 +243,9 @@ func (o Offline) rewrite(question string, pre *text, c *conv, end, depth int) Re
 		// plans: words before the pronoun are no antecedent when the
 		// conversation names things of the knowledge base.
 		refs = q.findRefs(qt, true)
+		if len(refs) == 0 {
+			refs = q.placeRefs() // "那里有停车场吗？" after a hotel
+		}
 	}
 	if hasSubject(q) {
 		// "这个政策适用于 P-205 吗": the demonstrative points at the policy
