@@ -248,6 +248,12 @@ type Options struct {
 	// failures by kind; nil means the global provider.
 	MeterProvider metric.MeterProvider
 
+	// Threads stores conversation threads (Request.Thread): a
+	// graph.Checkpointer, such as one checkpoint.Open returns for
+	// "sqlite:PATH" or a PostgreSQL URL shared by replicas; nil means
+	// requests with a thread are refused with ErrNoThreads.
+	Threads graph.Checkpointer
+
 	// Graph, when set, receives the default graph before it is compiled:
 	// the one place to add, replace or remove nodes and reroute edges. See
 	// the package documentation and the examples.
@@ -263,6 +269,7 @@ type Pipeline struct {
 	app      *graph.Runnable[state.RAG]
 	tracer   trace.Tracer
 	maxRunes int
+	conv     *graph.Runnable[convState] // the threads' conversation graph; nil without Options.Threads
 }
 
 // ScopeName is the instrumentation scope of the pipeline's run spans.
@@ -348,7 +355,13 @@ func New(ctx context.Context, d Deps, o Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: metrics: %w", ErrConfig, err)
 	}
-	return &Pipeline{opts: o, meters: ms, nodes: ns, app: app, tracer: tp.Tracer(ScopeName), maxRunes: maxRunes}, nil
+	p := &Pipeline{opts: o, meters: ms, nodes: ns, app: app, tracer: tp.Tracer(ScopeName), maxRunes: maxRunes}
+	if o.Threads != nil {
+		if p.conv, err = newConversation(o.Threads); err != nil {
+			return nil, fmt.Errorf("%w: threads: %w", ErrConfig, err)
+		}
+	}
+	return p, nil
 }
 
 // checkDims compares the embedder's dimension with each collection's (when

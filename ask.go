@@ -38,6 +38,12 @@ type Request struct {
 	// Actor is who asks, from the caller's authentication, for look-ups
 	// that check permissions; the same rule as Scope applies.
 	Actor string
+	// Thread, when set, keeps the conversation in the pipeline's threads
+	// (Options.Threads) under the caller's tenant: the history is the
+	// thread's (a request that also sends History is refused with
+	// ErrThreadHistory), the answer is appended to it, and a message that
+	// follows a clarifying question is its reply. See threads.go.
+	Thread string
 }
 
 // SearchRequest asks for passages only: the same routing and plan as Ask,
@@ -50,6 +56,9 @@ type SearchRequest struct {
 	Actor   string          // as Request.Actor
 	K       int             // passages wanted; 0: the plan's
 	Mode    plan.Mode       // "dense" or "hybrid"; "": the plan's
+	// Thread reads the history from the caller's thread, as Request.Thread
+	// does; a search appends nothing to it.
+	Thread string
 }
 
 // EventKind tells what an Event reports.
@@ -104,6 +113,9 @@ type Event struct {
 // a store that is down retrieval.ErrUnavailable) together with the Result
 // reached so far, which holds the path taken.
 func (p *Pipeline) Ask(ctx context.Context, req Request) (*Result, error) {
+	if req.Thread != "" {
+		return p.askThread(ctx, req, nil)
+	}
 	return p.run(ctx, req.state(), req.Scope, req.Actor, nil)
 }
 
@@ -116,13 +128,20 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Result, error) {
 func (p *Pipeline) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		stopped := false
-		res, err := p.run(ctx, req.state(), req.Scope, req.Actor, func(ev Event) bool {
+		emit := func(ev Event) bool {
 			if !yield(ev, nil) {
 				stopped = true
 				return false
 			}
 			return true
-		})
+		}
+		var res *Result
+		var err error
+		if req.Thread != "" {
+			res, err = p.askThread(ctx, req, emit)
+		} else {
+			res, err = p.run(ctx, req.state(), req.Scope, req.Actor, emit)
+		}
 		switch {
 		case stopped:
 		case err != nil && res != nil:
@@ -141,6 +160,18 @@ func (p *Pipeline) Stream(ctx context.Context, req Request) iter.Seq2[Event, err
 // that write their own answer.
 func (p *Pipeline) Search(ctx context.Context, req SearchRequest) (*Result, error) {
 	s := state.RAG{Question: req.Query, History: req.History, Source: req.Source, SearchOnly: true}
+	if req.Thread != "" {
+		if len(req.History) > 0 {
+			return nil, ErrThreadHistory
+		}
+		c, err := callerFor(ctx, req.Scope, req.Actor)
+		if err != nil {
+			return nil, err
+		}
+		if s.History, err = p.threadHistory(ctx, c, req.Thread); err != nil {
+			return nil, err
+		}
+	}
 	if req.K < 0 {
 		return nil, fmt.Errorf("%w: k = %d", retrieval.ErrInvalid, req.K)
 	}

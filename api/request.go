@@ -14,6 +14,12 @@ type AskRequest struct {
 	TimeoutMs int64 `json:"timeout_ms,omitempty" jsonschema:"minimum=0"`
 	// Debug asks for the full internal record in Response.Debug.
 	Debug bool `json:"debug,omitempty"`
+	// Thread keeps the conversation on the server under the caller's
+	// tenant: the history is the thread's (a body with both thread and
+	// history is refused), the answer is appended, and a message after a
+	// clarifying question is its reply. Needs a server started with
+	// --threads.
+	Thread string `json:"thread,omitempty" jsonschema:"maxLength=128"`
 	// Tenant and Actor are accepted only to refuse them when they differ
 	// from the caller's: the API key decides both.
 	Tenant *string `json:"tenant,omitempty"`
@@ -35,6 +41,9 @@ type SearchRequest struct {
 	Debug     bool      `json:"debug,omitempty"`
 	Tenant    *string   `json:"tenant,omitempty"`
 	Actor     *string   `json:"actor,omitempty"`
+	// Thread reads the history from the caller's thread (as in
+	// AskRequest); a search appends nothing to it.
+	Thread string `json:"thread,omitempty" jsonschema:"maxLength=128"`
 }
 
 // MaxSearchK is the most passages a search returns.

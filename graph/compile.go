@@ -52,6 +52,22 @@ type Config[S any] struct {
 	// are passed as they are, and a node that writes into a slice or map it
 	// received writes into the one its caller holds.
 	Clone func(S) S
+
+	// Checkpointer stores the checkpoints of runs given a thread
+	// (WithThread); nil means runs cannot have one.
+	Checkpointer Checkpointer
+	// Durability says when a run on a thread saves; the zero value is
+	// DurabilitySync (after every step).
+	Durability Durability
+	// Codec encodes states for checkpoints; nil means JSONCodec.
+	Codec Codec
+	// StateVersion is recorded with every checkpoint; one written under
+	// another version is not decoded (an error matching ErrDecode), so
+	// change it when the state type changes incompatibly. "" is a version.
+	StateVersion string
+	// InterruptBefore and InterruptAfter name nodes the run stops before
+	// or after, as an *InterruptedError, until it is resumed.
+	InterruptBefore, InterruptAfter []string
 }
 
 type edgeKind uint8
@@ -98,6 +114,13 @@ type Runnable[S any] struct {
 	runOpts  []trace.SpanStartOption
 	diagram  *Diagram
 	clone    func(S) S // nil: states are passed as they are
+
+	index         map[string]int
+	checkpointer  Checkpointer
+	durability    Durability
+	codec         Codec
+	version       string
+	before, after []bool // by node index
 }
 
 // Name returns the graph's name.
@@ -166,6 +189,14 @@ func (g *Graph[S]) Compile(cfg Config[S]) (*Runnable[S], error) {
 	}
 	if g.out[Start].empty() {
 		bad(Start, ErrNoEntry)
+	}
+	for _, n := range slices.Concat(cfg.InterruptBefore, cfg.InterruptAfter) {
+		if !known(n) {
+			errs = append(errs, &BuildError{Node: n, Err: fmt.Errorf("%w (Config.InterruptBefore/InterruptAfter)", ErrUnknownNode)})
+		}
+	}
+	if cfg.Durability > DurabilityExit {
+		errs = append(errs, &BuildError{Node: "Config.Durability", Err: fmt.Errorf("%w %d", ErrDurability, cfg.Durability)})
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -301,6 +332,18 @@ func (g *Graph[S]) build(cfg Config[S], clone func(S) S) *Runnable[S] {
 		r.nodes[i] = node[S]{name: n.name, fn: fn, timeout: int64(n.timeout), retry: n.retry, fallback: fb, next: mkNext(g.out[n.name])}
 	}
 	r.start = mkNext(g.out[Start])
+	r.index = maps.Clone(g.index)
+	r.checkpointer, r.durability, r.codec, r.version = cfg.Checkpointer, cfg.Durability, cfg.Codec, cfg.StateVersion
+	if r.codec == nil {
+		r.codec = JSONCodec{}
+	}
+	r.before, r.after = make([]bool, len(r.nodes)), make([]bool, len(r.nodes))
+	for _, n := range cfg.InterruptBefore {
+		r.before[g.index[n]] = true
+	}
+	for _, n := range cfg.InterruptAfter {
+		r.after[g.index[n]] = true
+	}
 	r.diagram = g.diagram()
 	return r
 }

@@ -64,6 +64,18 @@
 // no SDK installed the spans are non-recording and node spans are skipped
 // entirely.
 //
+// Threads: with Config.Checkpointer, a run given WithThread saves a
+// Checkpoint at every step boundary (after each node, after each fan-out as
+// a whole) as Config.Durability says, so that Resume can go on after an
+// interrupt, a pause, a failure or a crash, in this process or another,
+// and WithCheckpoint can fork the thread from an earlier step. A run stops
+// to wait with InterruptBefore/InterruptAfter nodes, a node's call to
+// Interrupt, or a Pause from outside; it returns an *InterruptedError
+// listing what it waits for, each with an id that Resume answers. States
+// are encoded by Config.Codec under Config.StateVersion, and a checkpoint
+// that cannot be decoded is an error, never a fresh start. The package
+// checkpoint of this module has SQLite and PostgreSQL stores.
+//
 // Diagrams: Runnable.Diagram returns a fresh copy of the graph's structure
 // to render as Mermaid, Graphviz DOT, JSON or a text outline, optionally
 // highlighting the Path of a run.

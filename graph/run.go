@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,6 +73,16 @@ type run[S any] struct {
 	steps  atomic.Int64
 	path   *Path      // recorded by InvokePath; nil otherwise
 	pathMu sync.Mutex // fan-out branches record concurrently
+
+	ss     *session[S] // the thread; nil without one
+	set    *resumeSet  // answers to interrupts
+	own    bool        // set is this run's own: cleared at step boundaries
+	prefix string      // addresses of an outer node's run this one runs in
+	pause  *Pause
+	thread string
+	ownSet resumeSet // rn.set of a run that answers its own interrupts
+	scope  nodeScope // the main walk's
+	opts   runOptions
 }
 
 // took records an edge the run traversed (InvokePath only).
@@ -93,34 +104,97 @@ type emitFunc[S any] func(*Event[S]) bool
 // Invoke runs the graph on s and returns the final state. On failure it
 // returns the state as it was before the failing step, and an error: a
 // *NodeError naming the node, a *StepLimitError, or the context's error.
-// With Config.Clone set, s itself is never modified.
-func (r *Runnable[S]) Invoke(ctx context.Context, s S) (S, error) {
-	return r.exec(ctx, s, nil)
+// A run that stops to wait (see Interrupt) returns the state where it
+// stopped and an *InterruptedError. With Config.Clone set, s itself is
+// never modified.
+//
+// With WithThread the run saves checkpoints to Config.Checkpointer as
+// Config.Durability says; see Resume for going on from one.
+func (r *Runnable[S]) Invoke(ctx context.Context, s S, opts ...RunOption) (S, error) {
+	return r.exec(ctx, s, nil, opts)
 }
 
 // InvokePath is Invoke that also returns the path the run took, the nodes
 // and edges a Stream's events would have given, without producing events
 // (or copies of the state for them). On failure the path ends with the
 // node that failed.
-func (r *Runnable[S]) InvokePath(ctx context.Context, s S) (S, Path, error) {
+func (r *Runnable[S]) InvokePath(ctx context.Context, s S, opts ...RunOption) (S, Path, error) {
 	var p Path
-	out, err := r.run(ctx, s, nil, &p)
+	out, err := r.run(ctx, s, nil, &p, opts)
 	return out, p, err
 }
 
-func (r *Runnable[S]) exec(ctx context.Context, s S, emit emitFunc[S]) (S, error) {
-	return r.run(ctx, s, emit, nil)
+func (r *Runnable[S]) exec(ctx context.Context, s S, emit emitFunc[S], opts []RunOption) (S, error) {
+	return r.run(ctx, s, emit, nil, opts)
 }
 
-func (r *Runnable[S]) run(ctx context.Context, s S, emit emitFunc[S], path *Path) (S, error) {
+func (r *Runnable[S]) run(ctx context.Context, s S, emit emitFunc[S], path *Path, opts []RunOption) (S, error) {
 	ctx, span := r.tracer.Start(ctx, "graph.run", r.runOpts...)
 	// Deferred so that the span also ends when a stream consumer panics.
 	defer span.End()
 	rn := &run[S]{r: r, emit: emit, record: span.IsRecording(), path: path}
-	out, err := rn.start(ctx, s)
+	o := &rn.opts
+	for _, opt := range opts {
+		if opt != nil {
+			opt(o)
+		}
+	}
+	rn.thread = o.thread
+	if o.thread != "" {
+		span.SetAttributes(attribute.String("graph.thread", o.thread))
+	}
+	out, err := rn.begin(ctx, s, o)
 	if err != nil && rn.record {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
+	}
+	return out, err
+}
+
+// begin opens the run's thread, if any, runs it, and settles what the run
+// owes its thread and its pause.
+func (rn *run[S]) begin(ctx context.Context, s S, o *runOptions) (S, error) {
+	var st *start[S]
+	if o.thread != "" {
+		ss, start, err := rn.r.open(ctx, o, s)
+		if err != nil {
+			return s, err
+		}
+		rn.ss, st, rn.set, rn.own = ss, start, start.set, true
+	} else {
+		if o.resuming || o.from != "" {
+			return s, fmt.Errorf("%w: Resume and WithCheckpoint need a thread", ErrNothingToResume)
+		}
+		if sc, _ := ctx.Value(scopeKey{}).(*nodeScope); sc != nil {
+			// Run inside a node of another run (a subgraph): interrupts
+			// are answered through the outer run.
+			rn.set, rn.prefix = sc.set, sc.addr+">"
+		} else {
+			rn.set, rn.own = &rn.ownSet, true
+		}
+	}
+	if o.pause != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		rn.pause = o.pause
+		o.pause.attach(cancel)
+	}
+	out, err := rn.start(ctx, s, st)
+	if rn.ss != nil {
+		if ferr := rn.ss.finish(ctx); ferr != nil {
+			err = errors.Join(err, ferr)
+		}
+	}
+	if o.pause != nil {
+		paused := false
+		var ie *InterruptedError
+		if errors.As(err, &ie) {
+			for _, in := range ie.Interrupts {
+				paused = paused || in.Kind == InterruptPause
+			}
+		}
+		o.pause.finish(paused)
 	}
 	return out, err
 }
@@ -129,17 +203,46 @@ func (r *Runnable[S]) run(ctx context.Context, s S, emit emitFunc[S], path *Path
 // just executed".
 const fanOutIdx = -3
 
-func (rn *run[S]) start(ctx context.Context, s S) (S, error) {
-	to, label, err := rn.resolve(&rn.r.start, Start, s)
+func (rn *run[S]) start(ctx context.Context, s S, st *start[S]) (S, error) {
+	r := rn.r
+	var w where[S]
+	var pend []branchOut[S]
+	if st == nil || st.fresh {
+		if st != nil {
+			s = st.state
+		}
+		to, label, err := rn.resolve(&r.start, Start, s)
+		if err != nil {
+			return s, &NodeError{Graph: r.name, Node: Start, Err: err}
+		}
+		w = where[S]{to: to, from: Start, label: label, nx: &r.start}
+		if to != endIdx {
+			// The input, so that a run whose process dies in its first
+			// step can be resumed.
+			if err := rn.boundary(ctx, r.posOf(to, Start, label), s); err != nil {
+				return s, err
+			}
+		}
+	} else {
+		s, pend = st.state, st.branches
+		rn.steps.Store(int64(st.steps))
+		w, _ = r.position(st.pos) // checked by open
+	}
+	s, last, label, err := rn.walk(ctx, rn.emit, "", w.to, w.label, w.from, w.nx, s, endIdx, pend, true)
 	if err != nil {
-		return s, &NodeError{Graph: rn.r.name, Node: Start, Err: err}
+		return rn.stopped(ctx, s, err)
 	}
-	var last string
-	s, last, label, err = rn.walk(ctx, rn.emit, to, label, Start, &rn.r.start, s, endIdx)
-	if err == nil {
-		rn.took(last, End, label)
+	rn.took(last, End, label)
+	if rn.ss != nil {
+		c, err := rn.ss.checkpoint(StatusDone, int(rn.steps.Load()), position{To: End, From: last, Label: label}, s, nil, nil, nil)
+		if err == nil {
+			err = rn.ss.save(ctx, c, true)
+		}
+		if err != nil {
+			return s, err
+		}
 	}
-	if err == nil && rn.emit != nil {
+	if rn.emit != nil {
 		ev := Event[S]{Kind: RunEnd, Node: End, From: last, Label: label, State: s, Step: int(rn.steps.Load())}
 		if rn.r.clone != nil {
 			if ev.State, err = rn.copyOf(s); err != nil {
@@ -149,6 +252,65 @@ func (rn *run[S]) start(ctx context.Context, s S) (S, error) {
 		rn.emit(&ev)
 	}
 	return s, err
+}
+
+// stopped settles a run that did not reach End: a halt becomes an
+// *InterruptedError (or the failure it carries) after its checkpoint is
+// saved.
+func (rn *run[S]) stopped(ctx context.Context, s S, err error) (S, error) {
+	var h *halt[S]
+	if !errors.As(err, &h) {
+		return s, err
+	}
+	st := StatusInterrupted
+	if h.cause != nil {
+		st = StatusFailed
+	}
+	ie := &InterruptedError{Graph: rn.r.name, Thread: rn.thread, Interrupts: h.ints}
+	if rn.ss != nil {
+		c, cerr := rn.ss.checkpoint(st, int(rn.steps.Load()), h.pos, s, h, rn.set, h.cause)
+		if cerr == nil {
+			// Saved even when a pause cancelled the run's context.
+			cerr = rn.ss.save(context.WithoutCancel(ctx), c, true)
+		}
+		if cerr != nil {
+			if h.cause != nil {
+				return s, errors.Join(h.cause, cerr)
+			}
+			return s, cerr
+		}
+		ie.Checkpoint = c.ID
+	}
+	if h.cause != nil {
+		return s, h.cause
+	}
+	return s, ie
+}
+
+// boundary is the end of a step of the run's own walk: answers are used up,
+// and the state is checkpointed.
+func (rn *run[S]) boundary(ctx context.Context, pos position, s S) error {
+	if rn.own {
+		rn.set.clear()
+	}
+	if rn.ss == nil {
+		return nil
+	}
+	c, err := rn.ss.checkpoint(StatusRunning, int(rn.steps.Load()), pos, s, nil, nil, nil)
+	if err == nil {
+		err = rn.ss.save(ctx, c, false)
+	}
+	return err
+}
+
+// pauseHalt returns the halt of a requested pause at pos, or nil.
+func (rn *run[S]) pauseHalt(pos position, addr string) *halt[S] {
+	req, _, reason := rn.pause.state()
+	if !req {
+		return nil
+	}
+	key := addr + "!pause"
+	return &halt[S]{pos: pos, ints: []InterruptInfo{{ID: rn.set.idFor(key), Kind: InterruptPause, Node: pos.To, Payload: reason, key: key}}}
 }
 
 // resolve picks the target of nx for state s, calling the router of a
@@ -178,40 +340,87 @@ func (rn *run[S]) resolve(nx *next[S], from string, s S) (to int, label string, 
 // outgoing spec is nx, over an edge labelled label) until the run would
 // execute stop or End, reporting its events through emit. It returns the
 // state, the last node executed and the label of the edge taken out of it.
-func (rn *run[S]) walk(ctx context.Context, emit emitFunc[S], to int, label, from string, nx *next[S], s S, stop int) (S, string, string, error) {
+//
+// at is the walk's branch path (for interrupt addresses); pend, the
+// branches of the fan-out a resumed walk starts in; main, whether this is
+// the run's own walk, whose step boundaries are checkpointed. A walk that
+// stops to wait returns a *halt and the state where it stopped.
+func (rn *run[S]) walk(ctx context.Context, emit emitFunc[S], at string, to int, label, from string, nx *next[S], s S, stop int, pend []branchOut[S], main bool) (S, string, string, error) {
 	r := rn.r
 	var cause error
 	// The last nodes this walk executed, to name the loop if the step limit
 	// hits. Kept per walk (on the stack) so the hot path needs no lock.
 	var trail ring
+	// One scope and context per walk, readdressed before each node: its
+	// nodes run one at a time.
+	var sc *nodeScope
+	var sctx context.Context
 	for {
 		if to == fanOutIdx {
-			var err error
-			if s, err = rn.fanOut(ctx, emit, nx, from, s); err != nil {
+			out, err := rn.fanOut(ctx, emit, at, nx, from, s, pend)
+			pend = nil
+			if err != nil {
 				return s, from, "", err
 			}
+			s = out
 			// The join is entered from every branch at once.
 			to, label, from = nx.join, "", ""
+			if main && to != endIdx {
+				if err := rn.boundary(ctx, r.posOf(to, from, label), s); err != nil {
+					return s, from, label, err
+				}
+			}
 		}
 		if to == stop || to == endIdx {
 			return s, from, label, nil
 		}
+		n := &r.nodes[to]
+		addr := rn.prefix + at + n.name
+		if h := rn.pauseHalt(position{To: n.name, From: from, Label: label}, addr); h != nil {
+			return s, from, label, h
+		}
 		if err := ctx.Err(); err != nil {
 			return s, from, label, err
+		}
+		if r.before[to] {
+			if _, ok := rn.set.answer(addr + "!before"); !ok {
+				key := addr + "!before"
+				return s, from, label, &halt[S]{pos: position{To: n.name, From: from, Label: label},
+					ints: []InterruptInfo{{ID: rn.set.idFor(key), Kind: InterruptBefore, Node: n.name, key: key}}}
+			}
 		}
 		trail.push(int32(to))
 		step := int(rn.steps.Add(1))
 		if step > r.maxSteps {
 			return s, from, label, rn.stepLimit(&trail)
 		}
-		n := &r.nodes[to]
-		nctx := ctx
+		if sc == nil {
+			if main {
+				sc = &rn.scope
+			} else {
+				sc = &nodeScope{}
+			}
+			sc.set = rn.set
+			sctx = context.WithValue(ctx, scopeKey{}, sc)
+		}
+		sc.enter(addr, n.name)
+		nctx := sctx
 		if cause != nil {
-			nctx = context.WithValue(ctx, causeKey{}, cause)
+			nctx = context.WithValue(nctx, causeKey{}, cause)
 			cause = nil
 		}
+		idx := to
 		out, nextTo, nextLabel, err := rn.node(nctx, emit, n, step, from, label, s)
 		if err != nil {
+			here := position{To: n.name, From: from, Label: label}
+			if ints := interruptsOf(err, n.name); ints != nil {
+				return s, from, label, &halt[S]{pos: here, ints: ints}
+			}
+			if _, forced, _ := rn.pause.state(); forced && ctx.Err() != nil {
+				// Cancelled by the pause's timeout: the step runs again on
+				// resume.
+				return s, from, label, rn.pauseHalt(here, addr)
+			}
 			if n.fallback != noFallback && ctx.Err() == nil {
 				// The fallback receives the state the failed node was given.
 				cause = err
@@ -222,6 +431,16 @@ func (rn *run[S]) walk(ctx context.Context, emit emitFunc[S], to int, label, fro
 		}
 		s, from, nx = out, n.name, &n.next
 		to, label = nextTo, nextLabel
+		if r.after[idx] && !rn.set.take(addr+"!after") {
+			key := addr + "!after"
+			return s, from, label, &halt[S]{pos: r.posOf(to, from, label),
+				ints: []InterruptInfo{{ID: rn.set.idFor(key), Kind: InterruptAfter, Node: n.name, key: key}}}
+		}
+		if main && to != endIdx && to != stop {
+			if err := rn.boundary(ctx, r.posOf(to, from, label), s); err != nil {
+				return s, from, label, err
+			}
+		}
 	}
 }
 
@@ -338,6 +557,9 @@ func (rn *run[S]) attempts(ctx context.Context, n *node[S], s S) (S, int, error)
 		if err == nil {
 			return out, a, nil
 		}
+		if errors.Is(err, ErrInterrupted) {
+			return s, a, err // waits for an answer: never retried
+		}
 		if cerr := ctx.Err(); cerr != nil {
 			if !errors.Is(err, cerr) {
 				// The run was cancelled while the node failed otherwise; the
@@ -394,23 +616,54 @@ func call[S any](ctx context.Context, n *node[S], s S, clone func(S) S) (out S, 
 // so that every event reaches the stream consumer on the consumer's own
 // goroutine (through each level of nested fan-outs) and a branch waits
 // while its event is being handled.
-func (rn *run[S]) fanOut(ctx context.Context, emit emitFunc[S], nx *next[S], from string, s S) (S, error) {
-	starts, states := nx.branches, []S(nil)
-	if nx.split != nil {
-		var err error
-		if states, err = rn.split(nx, from, s); err != nil {
-			return s, err
+func (rn *run[S]) fanOut(ctx context.Context, emit emitFunc[S], at string, nx *next[S], from string, s S, pend []branchOut[S]) (S, error) {
+	// One job per branch: where it starts, or its output if a checkpoint
+	// recorded it done (a pending write kept from a run that stopped).
+	type job struct {
+		w     where[S]
+		pos   position
+		state S
+		done  bool
+	}
+	var jobs []job
+	if pend != nil {
+		jobs = make([]job, len(pend))
+		for i, b := range pend {
+			jobs[i] = job{pos: b.pos, state: b.state, done: b.done}
+			if !b.done {
+				w, err := rn.r.position(b.pos)
+				if err != nil {
+					return s, err
+				}
+				jobs[i].w = w
+			}
 		}
-		starts = make([]int, len(states))
-		for i := range starts {
-			starts[i] = nx.branches[0]
+	} else {
+		starts, states := nx.branches, []S(nil)
+		if nx.split != nil {
+			var err error
+			if states, err = rn.split(nx, from, s); err != nil {
+				return s, err
+			}
+			starts = make([]int, len(states))
+			for i := range starts {
+				starts[i] = nx.branches[0]
+			}
+		}
+		jobs = make([]job, len(starts))
+		for i, b := range starts {
+			bs := s
+			if states != nil {
+				bs = states[i]
+			}
+			jobs[i] = job{w: where[S]{to: b, from: from}, pos: rn.r.posOf(b, from, ""), state: bs}
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	outs := make([]S, len(starts))
-	errs := make([]error, len(starts))
-	done := make(chan struct{}, len(starts))
-	pending := len(starts)
+	outs := make([]S, len(jobs))
+	errs := make([]error, len(jobs))
+	done := make(chan struct{}, len(jobs))
+	pending := 0
 	var events chan forward[S] // nil (never ready) without a consumer
 	var abort chan struct{}    // closed when this goroutine stops forwarding
 	if emit != nil {
@@ -427,15 +680,17 @@ func (rn *run[S]) fanOut(ctx context.Context, emit emitFunc[S], nx *next[S], fro
 			<-done
 		}
 	}()
-	for i, b := range starts {
-		bs := s
-		if states != nil {
-			bs = states[i]
+	for i, j := range jobs {
+		if j.done {
+			outs[i] = j.state
+			continue
 		}
 		var bemit emitFunc[S]
 		if emit != nil {
 			bemit = forwarder(events, abort)
 		}
+		bat := at + from + "[" + strconv.Itoa(i) + "]/"
+		pending++
 		go func() {
 			defer func() { done <- struct{}{} }()
 			defer func() {
@@ -444,10 +699,11 @@ func (rn *run[S]) fanOut(ctx context.Context, emit emitFunc[S], nx *next[S], fro
 					cancel()
 				}
 			}()
-			out, _, _, err := rn.walk(ctx, bemit, b, "", from, nil, bs, nx.join)
+			out, _, _, err := rn.walk(ctx, bemit, bat, j.w.to, j.w.label, j.w.from, j.w.nx, j.state, nx.join, nil, false)
 			outs[i], errs[i] = out, err
-			if err != nil {
-				cancel()
+			var h *halt[S]
+			if err != nil && (!errors.As(err, &h) || h.cause != nil) {
+				cancel() // a failure stops the siblings; a branch that waits does not
 			}
 		}()
 	}
@@ -460,23 +716,56 @@ func (rn *run[S]) fanOut(ctx context.Context, emit emitFunc[S], nx *next[S], fro
 		}
 	}
 	// Report the root failure, not the cancellations it caused.
-	var first error
-	for _, err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) {
-			return s, err
+	var failure, first error
+	halts := make([]*halt[S], len(jobs))
+	anyDone := false
+	for i, err := range errs {
+		var h *halt[S]
+		switch {
+		case err == nil:
+			anyDone = anyDone || !jobs[i].done
+			continue
+		case errors.As(err, &h) && h.cause == nil:
+			halts[i] = h
+			continue
+		case h != nil:
+			err = h.cause // a nested fan-out's failure: its pending writes go
+		}
+		if failure == nil && !errors.Is(err, context.Canceled) {
+			failure = err
 		}
 		if first == nil {
 			first = err
 		}
 	}
-	if first != nil {
-		return s, first
+	if failure == nil {
+		failure = first
 	}
-	merged, err := rn.merge(nx, from, s, outs)
-	if err != nil {
-		return s, err
+	stopped := failure != nil
+	for _, h := range halts {
+		stopped = stopped || h != nil
 	}
-	return merged, nil
+	if !stopped {
+		return rn.merge(nx, from, s, outs)
+	}
+	if failure != nil && !anyDone && pend == nil {
+		return s, failure // nothing finished: nothing to keep
+	}
+	// Some branch waits, or failed after others finished: the fan-out is
+	// one step, so the run stops before it, keeping every branch's place.
+	h := &halt[S]{pos: position{FanOut: from}, cause: failure, branches: make([]branchOut[S], len(jobs))}
+	for i, j := range jobs {
+		switch {
+		case errs[i] == nil:
+			h.branches[i] = branchOut[S]{done: true, state: outs[i]}
+		case halts[i] != nil:
+			h.branches[i] = branchOut[S]{pos: halts[i].pos, state: outs[i]}
+			h.ints = append(h.ints, halts[i].ints...)
+		default:
+			h.branches[i] = branchOut[S]{pos: j.pos, state: j.state}
+		}
+	}
+	return s, h
 }
 
 // forward is an event a fan-out branch hands to the goroutine that waits for

@@ -71,7 +71,7 @@ func (e Event[S]) Edge() (Edge, bool) {
 // the run, and a node whose NodeStart the loop stopped at does not run. A
 // panic in the loop body propagates to the caller unchanged, once the run
 // is cancelled and its branches have returned. No goroutine is left behind.
-func (r *Runnable[S]) Stream(ctx context.Context, s S) iter.Seq2[Event[S], error] {
+func (r *Runnable[S]) Stream(ctx context.Context, s S, opts ...RunOption) iter.Seq2[Event[S], error] {
 	return func(yield func(Event[S], error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -87,7 +87,7 @@ func (r *Runnable[S]) Stream(ctx context.Context, s S) iter.Seq2[Event[S], error
 			}
 			return true
 		}
-		_, err := r.exec(ctx, s, emit)
+		_, err := r.exec(ctx, s, emit, opts)
 		if err != nil && !stopped {
 			yield(Event[S]{}, err)
 		}

@@ -112,7 +112,9 @@ func TestNoProviderMeansNoNodeSpans(t *testing.T) {
 	// engine then skips node spans entirely (the cheap path).
 	r := mustCompile(t, routerGraph(), Config[st]{})
 	allocs := testingAllocs(func() { _, _ = r.Invoke(context.Background(), st{Route: "analytical"}) })
-	if allocs > 8 {
+	// 8 before threads, plus the one context value per walk that lets a
+	// node call Interrupt.
+	if allocs > 9 {
 		t.Errorf("%v allocations per untraced run of 4 nodes", allocs)
 	}
 }

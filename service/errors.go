@@ -45,7 +45,7 @@ var codeStatus = map[Code]int{
 	CodeInvalidUTF8: 400, CodeInvalidHistory: 400, CodeNoTenant: 400, CodeTooManyParts: 400, CodeRequestTimeout: 408,
 	CodeUnauthorized: 401, CodeForbiddenTenant: 403, CodeForbiddenHost: 403, CodeNotFound: 404,
 	CodeMethodNotAllowed: 405, CodeBodyTooLarge: 413, CodeUnsupportedMedia: 415, CodeTooManyRuns: 429,
-	CodeInternal: 500, CodeUnavailable: 503, CodeTimeout: 504,
+	CodeInternal: 500, CodeUnavailable: 503, CodeTimeout: 504, CodeThreadBusy: 409,
 }
 
 // Status returns the HTTP status a code is sent with.
@@ -119,6 +119,9 @@ func classify(err error, timeout string) (*apiError, error) {
 		if errors.Is(err, ie.err) {
 			return newError(ie.code, "%v", err), nil
 		}
+	}
+	if e := threadError(err); e != nil {
+		return e, nil
 	}
 	if _, ok := errors.AsType[*graph.NodeError](err); !ok && errors.Is(err, retrieval.ErrInvalid) {
 		// Refused before the run (Search's k or mode).

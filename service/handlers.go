@@ -288,7 +288,7 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request, c caller) {
 	}
 	defer done()
 	req := adaptrag.Request{Question: body.Question, History: messages(body.History), Source: body.Source,
-		Scope: retrieval.Scope{Tenant: c.Tenant}, Actor: c.Actor}
+		Scope: retrieval.Scope{Tenant: c.Tenant}, Actor: c.Actor, Thread: body.Thread}
 	if wantsEvents(r) {
 		s.stream(ctx, w, r, runID, limit, c, req, body.Debug)
 		return
@@ -366,7 +366,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request, c caller) 
 	}
 	defer done()
 	res, err := s.cfg.Pipeline.Search(ctx, adaptrag.SearchRequest{Query: body.Query, K: body.K, Mode: plan.Mode(body.Mode),
-		History: messages(body.History), Source: body.Source, Scope: retrieval.Scope{Tenant: c.Tenant}, Actor: c.Actor})
+		History: messages(body.History), Source: body.Source, Scope: retrieval.Scope{Tenant: c.Tenant}, Actor: c.Actor, Thread: body.Thread})
 	if res != nil {
 		s.runs.put(runID, c.Tenant, res.Debug.Steps)
 	}

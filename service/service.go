@@ -204,6 +204,7 @@ func (s *Server) routes() {
 	m := http.NewServeMux()
 	m.Handle("/v1/ask", s.only("POST", s.authed(s.handleAsk)))
 	m.Handle("/v1/search", s.only("POST", s.authed(s.handleSearch)))
+	m.Handle("/v1/threads/{id}", s.authed(s.handleThread))
 	m.Handle("/v1/graph", s.only("GET", s.authed(s.handleGraph)))
 	m.Handle("/v1/schema", s.only("GET", http.HandlerFunc(s.handleSchema)))
 	m.Handle("/v1/limits", s.only("GET", http.HandlerFunc(s.handleLimits)))

@@ -30,6 +30,8 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	actor := fs.String("actor", "", "who asks, for look-ups that check permissions")
 	asJSON := fs.Bool("json", false, "print one JSON object: the v1 response (GET /v1/schema of the service describes it)")
 	debug := fs.Bool("debug", false, "with --json: add the run's full internal record as \"debug\" (its shape is not stable)")
+	thread := fs.String("thread", "", "keep the conversation in thread ID across invocations (the history comes from it; a reply to a clarifying question resumes it)")
+	threads := fs.String("threads", e.getenv("ADAPTRAG_THREADS"), "with --thread: the thread store, sqlite:PATH or postgres://… (default: $ADAPTRAG_THREADS, else threads.db beside the knowledge base)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -46,16 +48,26 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 			err = fmt.Errorf("%w: %w", errUsage, verr)
 		}
 	}
+	if err == nil && *thread != "" && len(msgs) > 0 {
+		err = fmt.Errorf("%w: --thread takes the history from the thread; drop --history/--history-file", errUsage)
+	}
 	if err != nil {
 		return err
 	}
-	a, err := build(ctx, options{classifier: *clf, store: *store, records: rf, llm: llm.ConfigFromEnv()})
+	bo := options{classifier: *clf, store: *store, records: rf, llm: llm.ConfigFromEnv()}
+	if *thread != "" {
+		bo.threads = *threads
+		if bo.threads == "" {
+			bo.threads = threadsBeside(*store)
+		}
+	}
+	a, err := build(ctx, bo)
 	if err != nil {
 		return err
 	}
 	defer a.Close(context.WithoutCancel(ctx))
 	res, err := a.pipe.Ask(ctx, adaptrag.Request{Question: pos[0], History: msgs, Source: *source,
-		Scope: retrieval.Scope{Tenant: *tenant}, Actor: *actor})
+		Scope: retrieval.Scope{Tenant: *tenant}, Actor: *actor, Thread: *thread})
 	if err != nil {
 		return err
 	}

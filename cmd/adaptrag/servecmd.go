@@ -40,6 +40,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	drain := fs.Duration("drain-delay", service.DefaultDrainDelay, "on SIGTERM or interrupt, how long /readyz answers 503 before the listener closes (0: none)")
 	grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM or interrupt, how long requests in flight may take to finish")
 	filesFlag := fs.String("files", "", "folder the knowledge base was ingested from, served to the default tenant so citations open (GET /v1/files/ORIGIN); with --auth, TENANT=DIR,TENANT=DIR")
+	threads := fs.String("threads", e.getenv("ADAPTRAG_THREADS"), `thread store for "thread" in requests: sqlite:PATH, or a PostgreSQL URL shared by replicas (default: $ADAPTRAG_THREADS; none: requests with a thread are refused)`)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -85,7 +86,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	cfg := llm.ConfigFromEnv()
 	a, err := build(ctx, options{classifier: *clf, store: *store, records: rf, llm: cfg, tune: func(o *adaptrag.Options) {
 		o.MeterProvider, o.MaxQuestionRunes = metrics.Provider, *maxQuestion
-	}})
+	}, threads: *threads})
 	if err != nil {
 		return err
 	}

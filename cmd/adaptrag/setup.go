@@ -36,6 +36,8 @@ type options struct {
 	// tune adjusts the pipeline's options before it is built (the
 	// service's meter provider and limits, say).
 	tune func(*adaptrag.Options)
+	// threads is the URL of the thread store ("": none).
+	threads string
 }
 
 // app is an assembled pipeline and what it owns.
@@ -45,13 +47,17 @@ type app struct {
 	embedder retrieval.Embedder
 	tp       trace.TracerProvider
 	shutdown func(context.Context) error
-	lookup   *lookup.Records // closed by Close when it owns its database
+	lookup   *lookup.Records            // closed by Close when it owns its database
+	threads  interface{ Close() error } // the thread store; nil without one
 }
 
 func (a *app) Close(ctx context.Context) error {
 	var errs []error
 	if a.lookup != nil {
 		errs = append(errs, a.lookup.Close())
+	}
+	if a.threads != nil {
+		errs = append(errs, a.threads.Close())
 	}
 	return errors.Join(append(errs, a.kb.Close(), a.shutdown(ctx))...)
 }
@@ -196,6 +202,13 @@ func build(ctx context.Context, o options) (*app, error) {
 	opts.TracerProvider = tp
 	if o.tune != nil {
 		o.tune(&opts)
+	}
+	if o.threads != "" {
+		ts, err := openThreads(ctx, o.threads)
+		if err != nil {
+			return nil, errors.Join(err, a.Close(ctx))
+		}
+		a.threads, opts.Threads = ts, ts
 	}
 	deps := adaptrag.Deps{Docs: a.kb.Docs, FAQ: a.kb.FAQ, Embedder: emb, Classifier: clf, Generator: gen}
 	// Follow-ups are understood with the knowledge base's own names.
