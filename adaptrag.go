@@ -16,7 +16,7 @@
 // (stores, embedders, rerankers), router (classifiers), plan (the policy),
 // llm (models through langchaingo), nodes (the steps), graph (the engine).
 //
-//	p, err := adaptrag.New(adaptrag.Deps{Docs: kb.Docs, FAQ: kb.FAQ, Embedder: emb}, adaptrag.Options{})
+//	p, err := adaptrag.New(ctx, adaptrag.Deps{Docs: kb.Docs, FAQ: kb.FAQ, Embedder: emb}, adaptrag.Options{})
 //	res, err := p.Ask(ctx, adaptrag.Request{Question: q, Scope: retrieval.Scope{Tenant: tenant}})
 //	fmt.Println(res.Answer, res.Citations)
 //
@@ -42,8 +42,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/adaptrag/adaptrag/graph"
+	"github.com/adaptrag/adaptrag/internal/nodes"
 	"github.com/adaptrag/adaptrag/llm"
-	"github.com/adaptrag/adaptrag/nodes"
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/query"
 	"github.com/adaptrag/adaptrag/retrieval"
@@ -70,9 +70,14 @@ type (
 	Caller = nodes.Caller
 )
 
-// WithCaller returns a context carrying c, for integrations that learn the
-// caller from their own authentication and pass it down (Request.Scope and
-// Request.Actor are what a run acts for).
+// WithCaller returns a context whose runs act for c. The context is the one
+// carrier of a caller's authority: Ask, Stream and Search act for the
+// caller in their context (Request.Scope and Request.Actor, when set, must
+// repeat it, or the request is refused with ErrCallerConflict), and so does
+// a run of Runnable, whose search and look-up nodes read the caller from
+// the context and, under Options.RequireTenant, fail with ErrNoTenant when
+// it has no tenant. Integrations (MCP, langchaingo, the HTTP service) put
+// the caller they authenticated here.
 func WithCaller(ctx context.Context, c Caller) context.Context { return nodes.WithCaller(ctx, c) }
 
 // CallerFrom returns the caller WithCaller put in ctx, and whether one was.
@@ -105,6 +110,7 @@ const (
 	NodeHybrid     = nodes.NodeHybrid
 	NodeRerank     = nodes.NodeRerank
 	NodeEvidence   = nodes.NodeEvidence
+	NodePassages   = nodes.NodePassages // the evidence stage: see package nodes
 	NodeGenerate   = nodes.NodeGenerate
 )
 
@@ -121,6 +127,7 @@ var (
 	ErrInvalidUTF8     = nodes.ErrInvalidUTF8
 	ErrInvalidHistory  = nodes.ErrInvalidHistory
 	ErrNoTenant        = nodes.ErrNoTenant
+	ErrCallerConflict  = nodes.ErrCallerConflict
 	ErrConfig          = nodes.ErrConfig
 )
 
@@ -195,9 +202,12 @@ type Options struct {
 	// MaxAnswerTokens caps the model's answer; zero means the server's
 	// default.
 	MaxAnswerTokens int
-	// RequireTenant refuses requests whose Scope has no tenant
-	// (ErrNoTenant), for multi-tenant services where the default tenant
-	// must never be searched by mistake.
+	// RequireTenant refuses requests that act for no tenant (ErrNoTenant),
+	// for multi-tenant services where the default tenant must never be
+	// searched by mistake. It holds on every way into the graph: Ask,
+	// Stream and Search refuse before running, and the nodes that read the
+	// caller (decide, every search, the look-ups) fail closed on a run of
+	// Runnable whose context carries no tenant.
 	RequireTenant bool
 
 	// Ambiguity says what a reference with several candidates does:
@@ -250,11 +260,15 @@ const ScopeName = "github.com/adaptrag/adaptrag"
 // would only meet later are reported now: a missing part, an embedder
 // whose dimension differs from a collection's, an invalid rule table or a
 // graph edit that does not compile. Errors match ErrConfig.
-func New(d Deps, o Options) (*Pipeline, error) {
+//
+// ctx bounds the one call New may make over the network: an embedder that
+// does not know its dimension (Dim returns 0) is asked to embed a probe
+// text, under ctx. Nothing else uses ctx after New returns.
+func New(ctx context.Context, d Deps, o Options) (*Pipeline, error) {
 	if d.Docs == nil || d.Embedder == nil {
 		return nil, fmt.Errorf("%w: Deps.Docs and Deps.Embedder are required", ErrConfig)
 	}
-	if err := checkDims(d); err != nil {
+	if err := checkDims(ctx, d); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if d.Classifier == nil {
@@ -285,7 +299,7 @@ func New(d Deps, o Options) (*Pipeline, error) {
 		Texts: o.Texts, Topics: o.Topics, Policy: o.Policy,
 		ClassifyTimeout: o.ClassifyTimeout, RerankTimeout: o.RerankTimeout, GenerateTimeout: o.GenerateTimeout,
 		MaxQuestionRunes: o.MaxQuestionRunes, MaxHistoryTurns: o.MaxHistoryTurns, MaxHistoryChars: o.MaxHistoryChars,
-		MaxAnswerTokens: o.MaxAnswerTokens, TracerProvider: o.TracerProvider,
+		MaxAnswerTokens: o.MaxAnswerTokens, TracerProvider: o.TracerProvider, RequireTenant: o.RequireTenant,
 	})
 	if err != nil {
 		return nil, err
@@ -293,7 +307,8 @@ func New(d Deps, o Options) (*Pipeline, error) {
 	if o.RetrieveTimeout <= 0 {
 		o.RetrieveTimeout = 10 * time.Second
 	}
-	g := defaultGraph(ns, o)
+	parts := &partRetrieval{}
+	g := defaultGraph(ns, o, parts)
 	// Every node, custom ones included, is timed and charged its tokens.
 	g.Use(nodes.Timed)
 	if o.Graph != nil {
@@ -305,8 +320,12 @@ func New(d Deps, o Options) (*Pipeline, error) {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	app, err := g.Compile(graph.Config{MaxSteps: o.MaxSteps, TracerProvider: tp, Clone: state.RAG.Clone})
+	cfg := graph.Config[state.RAG]{MaxSteps: o.MaxSteps, TracerProvider: tp, Clone: state.RAG.Clone}
+	app, err := g.Compile(cfg)
 	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if err := parts.compile(g, cfg); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	maxRunes := o.MaxQuestionRunes
@@ -323,12 +342,10 @@ func New(d Deps, o Options) (*Pipeline, error) {
 // checkDims compares the embedder's dimension with each collection's (when
 // both are known), so that a mismatch fails at New rather than at the
 // first search, which small talk would never reach.
-func checkDims(d Deps) error {
+func checkDims(ctx context.Context, d Deps) error {
 	ed := d.Embedder.Dim()
 	if ed == 0 {
 		// A remote embedder may not know its size until asked: ask once.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
 		vs, err := d.Embedder.Embed(ctx, []string{"dimension check"})
 		if err != nil {
 			return fmt.Errorf("embedder: dimension check: %w", err)
@@ -355,5 +372,7 @@ func checkDims(d Deps) error {
 func (p *Pipeline) Diagram() *graph.Diagram { return p.app.Diagram() }
 
 // Runnable returns the compiled graph, to run directly on a state.RAG. Ask
-// and Stream add input checks, the caller's scope, a run span and the path.
+// and Stream add a run span, the path and the metrics. A run of the graph
+// acts for the caller in its context (WithCaller) and nothing else; under
+// Options.RequireTenant it fails with ErrNoTenant without one.
 func (p *Pipeline) Runnable() *graph.Runnable[state.RAG] { return p.app }

@@ -71,7 +71,7 @@ func (c *counting) SearchSparse(ctx context.Context, r retrieval.Request) ([]ret
 	if err := c.wait(ctx); err != nil {
 		return nil, err
 	}
-	return c.Searcher.SearchSparse(ctx, r)
+	return c.Searcher.(retrieval.SparseSearcher).SearchSparse(ctx, r)
 }
 
 func (c *counting) SearchHybrid(ctx context.Context, r retrieval.Request) ([]retrieval.Hit, error) {
@@ -79,7 +79,7 @@ func (c *counting) SearchHybrid(ctx context.Context, r retrieval.Request) ([]ret
 	if err := c.wait(ctx); err != nil {
 		return nil, err
 	}
-	return c.Searcher.SearchHybrid(ctx, r)
+	return retrieval.SearchHybrid(ctx, c.Searcher, r)
 }
 
 func (c *counting) total() int32 { return c.dense.Load() + c.sparse.Load() + c.hybrid.Load() }
@@ -104,7 +104,7 @@ func newFixture(t testing.TB) *fixture {
 
 func (f *fixture) pipeline(t testing.TB) *adaptrag.Pipeline {
 	t.Helper()
-	p, err := adaptrag.New(f.deps, f.opts)
+	p, err := adaptrag.New(context.Background(), f.deps, f.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +153,8 @@ func TestRouteExamples(t *testing.T) {
 			if pl.Mode != tt.mode || pl.DocTopK != tt.candidates || pl.FinalContextTopN != tt.kept {
 				t.Errorf("plan %s %d -> %d, want %s %d -> %d", pl.Mode, pl.DocTopK, pl.FinalContextTopN, tt.mode, tt.candidates, tt.kept)
 			}
-			if tt.mode == plan.ModeDense && len(res.State.Candidates) != tt.candidates {
-				t.Errorf("%d candidates, want %d", len(res.State.Candidates), tt.candidates)
+			if tt.mode == plan.ModeDense && len(res.Debug.State.Candidates) != tt.candidates {
+				t.Errorf("%d candidates, want %d", len(res.Debug.State.Candidates), tt.candidates)
 			}
 			if len(res.Docs) == 0 || len(res.Docs) > tt.kept {
 				t.Errorf("%d passages kept, want 1..%d", len(res.Docs), tt.kept)
@@ -190,7 +190,7 @@ func TestFactualAnswerIsGrounded(t *testing.T) {
 		t.Errorf("answer %q lacks the 7-day rule or a citation", res.Answer)
 	}
 	want := []string{adaptrag.NodeDecide, adaptrag.NodeUnderstand, adaptrag.NodeClassify, adaptrag.NodePlan, adaptrag.NodeExpand,
-		adaptrag.NodeFAQ, adaptrag.NodeDense, adaptrag.NodeEvidence, adaptrag.NodeGenerate}
+		adaptrag.NodeFAQ, adaptrag.NodeDense, adaptrag.NodeEvidence, adaptrag.NodePassages, adaptrag.NodeGenerate}
 	if strings.Join(res.Path, ",") != strings.Join(want, ",") {
 		t.Errorf("path %v, want %v", res.Path, want)
 	}
@@ -222,8 +222,8 @@ func TestAnalyticalUsesHybridAndRerank(t *testing.T) {
 	if n := f.docs.hybrid.Load(); int(n) != 1+len(res.Query.Variants) {
 		t.Errorf("hybrid searched %d times for the query and %d variants", n, len(res.Query.Variants))
 	}
-	if len(res.State.Candidates) < 8 || res.Rerank == nil || res.Rerank.Fallback {
-		t.Errorf("%d candidates, rerank %+v", len(res.State.Candidates), res.Rerank)
+	if len(res.Debug.State.Candidates) < 8 || res.Rerank == nil || res.Rerank.Fallback {
+		t.Errorf("%d candidates, rerank %+v", len(res.Debug.State.Candidates), res.Rerank)
 	}
 	var travel, hospitality bool
 	for _, d := range res.Docs {
@@ -332,7 +332,7 @@ func TestRerankFailureKeepsFusedOrder(t *testing.T) {
 	if res.Rerank == nil || !res.Rerank.Fallback || len(res.Docs) == 0 || res.Docs[0].Method != retrieval.MethodFused {
 		t.Fatalf("rerank %+v, %d docs, want the fused order with a visible fallback", res.Rerank, len(res.Docs))
 	}
-	if res.Docs[0].ID != res.State.Candidates[0].Chunk.ID {
+	if res.Docs[0].ID != res.Debug.State.Candidates[0].Chunk.ID {
 		t.Errorf("fallback changed the fused order")
 	}
 }

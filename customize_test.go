@@ -10,7 +10,6 @@ import (
 
 	"github.com/adaptrag/adaptrag"
 	"github.com/adaptrag/adaptrag/graph"
-	"github.com/adaptrag/adaptrag/nodes"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/state"
 )
@@ -81,7 +80,7 @@ func TestReplaceNode(t *testing.T) {
 		g.ReplaceNode("nope", func(_ context.Context, s adaptrag.State) (adaptrag.State, error) { return s, nil })
 		return nil
 	}
-	if _, err := adaptrag.New(f.deps, f.opts); !errors.Is(err, adaptrag.ErrConfig) || !errors.Is(err, graph.ErrUnknownNode) {
+	if _, err := adaptrag.New(context.Background(), f.deps, f.opts); !errors.Is(err, adaptrag.ErrConfig) || !errors.Is(err, graph.ErrUnknownNode) {
 		t.Errorf("replacing an unknown node: %v", err)
 	}
 }
@@ -112,7 +111,7 @@ func TestNodeWithItsOwnEdge(t *testing.T) {
 	}
 	p := f.pipeline(t)
 	res := ask(t, p, "对比一下差旅报销和招待报销的流程差异")
-	if ran.Load() != 1 || !strings.Contains(strings.Join(res.Path, ","), "evidence,drop_legal,generate") {
+	if ran.Load() != 1 || !strings.Contains(strings.Join(res.Path, ","), "evidence,passages,drop_legal,generate") {
 		t.Errorf("path %v", res.Path)
 	}
 	for _, d := range res.Docs {
@@ -191,7 +190,7 @@ func TestNodesOwnTheirState(t *testing.T) {
 	}
 	// Another run starts clean.
 	res := ask(t, p, "对比一下差旅报销和招待报销的流程差异")
-	for _, c := range res.State.Candidates {
+	for _, c := range res.Debug.State.Candidates {
 		if c.Chunk.Text == "vandalised" {
 			t.Fatal("a run saw another run's edit")
 		}
@@ -219,10 +218,10 @@ func TestCompiledGraphRunsDirectly(t *testing.T) {
 // a node could widen it through.
 func TestScopeIsTheCallers(t *testing.T) {
 	f := newFixture(t)
-	var seen nodes.Caller
+	var seen adaptrag.Caller
 	f.opts.Graph = func(g *adaptrag.Graph) error {
 		g.InsertBefore(adaptrag.NodeDense, "spy", func(ctx context.Context, s adaptrag.State) (adaptrag.State, error) {
-			seen = nodes.CallerOf(ctx)
+			seen, _ = adaptrag.CallerFrom(ctx)
 			return s, nil
 		})
 		return nil
@@ -240,15 +239,15 @@ func TestScopeIsTheCallers(t *testing.T) {
 func TestNewChecks(t *testing.T) {
 	f := newFixture(t)
 	f.deps.Embedder = dimEmbedder{dim: 7}
-	if _, err := adaptrag.New(f.deps, f.opts); !errors.Is(err, adaptrag.ErrConfig) || !errors.Is(err, retrieval.ErrDimension) {
+	if _, err := adaptrag.New(context.Background(), f.deps, f.opts); !errors.Is(err, adaptrag.ErrConfig) || !errors.Is(err, retrieval.ErrDimension) {
 		t.Errorf("embedder of another dimension: err = %v", err)
 	}
-	if _, err := adaptrag.New(adaptrag.Deps{}, adaptrag.Options{}); !errors.Is(err, adaptrag.ErrConfig) {
+	if _, err := adaptrag.New(context.Background(), adaptrag.Deps{}, adaptrag.Options{}); !errors.Is(err, adaptrag.ErrConfig) {
 		t.Errorf("no parts: err = %v", err)
 	}
 	f = newFixture(t)
 	f.opts.Graph = func(g *adaptrag.Graph) error { return errors.New("no") }
-	if _, err := adaptrag.New(f.deps, f.opts); !errors.Is(err, adaptrag.ErrConfig) {
+	if _, err := adaptrag.New(context.Background(), f.deps, f.opts); !errors.Is(err, adaptrag.ErrConfig) {
 		t.Errorf("a failing graph edit: err = %v", err)
 	}
 }

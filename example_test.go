@@ -28,7 +28,7 @@ func openSample() (*kb.KB, retrieval.Embedder) {
 func ExamplePipeline_Ask() {
 	k, emb := openSample()
 	defer k.Close()
-	p, err := adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
+	p, err := adaptrag.New(context.Background(), adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -55,7 +55,7 @@ func ExamplePipeline_Ask() {
 func ExamplePipeline_Stream() {
 	k, emb := openSample()
 	defer k.Close()
-	p, _ := adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
+	p, _ := adaptrag.New(context.Background(), adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
 	var nodes []string
 	for ev, err := range p.Stream(context.Background(), adaptrag.Request{Question: "退货要在几天内发起？"}) {
 		if err != nil {
@@ -71,7 +71,7 @@ func ExamplePipeline_Stream() {
 		}
 	}
 	// Output:
-	// decide > understand > classify > plan > expand > faq > dense > evidence > generate
+	// decide > understand > classify > plan > expand > faq > dense > evidence > passages > generate
 	// extractive true
 }
 
@@ -80,7 +80,7 @@ func ExamplePipeline_Stream() {
 func ExamplePipeline_Search() {
 	k, emb := openSample()
 	defer k.Close()
-	p, _ := adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
+	p, _ := adaptrag.New(context.Background(), adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
 	res, err := p.Search(context.Background(), adaptrag.SearchRequest{Query: "对比一下差旅报销和招待报销的流程差异", K: 4})
 	if err != nil {
 		fmt.Println(err)
@@ -97,7 +97,7 @@ func ExamplePipeline_Search() {
 func Example_guard() {
 	k, emb := openSample()
 	defer k.Close()
-	p, err := adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{
+	p, err := adaptrag.New(context.Background(), adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{
 		Graph: func(g *adaptrag.Graph) error {
 			g.InsertBefore(adaptrag.NodeDecide, "guard", func(_ context.Context, s adaptrag.State) (adaptrag.State, error) {
 				if strings.Contains(strings.ToLower(s.Question), "salary of") {
@@ -130,7 +130,7 @@ func Example_guard() {
 func Example_replaceNode() {
 	k, emb := openSample()
 	defer k.Close()
-	p, _ := adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{
+	p, _ := adaptrag.New(context.Background(), adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{
 		Graph: func(g *adaptrag.Graph) error {
 			g.ReplaceNode(adaptrag.NodeChitchat, func(_ context.Context, s adaptrag.State) (adaptrag.State, error) {
 				s.Answer, s.AnsweredBy = "Hi! Ask me about the handbook.", "chitchat"
@@ -150,7 +150,7 @@ func Example_replaceNode() {
 func Example_addNode() {
 	k, emb := openSample()
 	defer k.Close()
-	p, _ := adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{
+	p, _ := adaptrag.New(context.Background(), adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{
 		Graph: func(g *adaptrag.Graph) error {
 			g.InsertBefore(adaptrag.NodeGenerate, "only_it", func(_ context.Context, s adaptrag.State) (adaptrag.State, error) {
 				s.Docs = slices.DeleteFunc(s.Docs, func(h retrieval.Hit) bool { return h.Chunk.Source != "it" })

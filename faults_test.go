@@ -341,7 +341,7 @@ func runFaultCase(t *testing.T, tc faultCase) {
 		if res.Rerank == nil || !res.Rerank.Fallback || res.Rerank.Cause == "" || len(res.Docs) == 0 {
 			t.Fatalf("rerank %+v with %d passages, want the fused order, flagged", res.Rerank, len(res.Docs))
 		}
-		cands := res.State.Candidates
+		cands := res.Debug.State.Candidates
 		for i, d := range res.Docs {
 			if d.Method != retrieval.MethodFused || i >= len(cands) || d.ID != cands[i].Chunk.ID {
 				t.Errorf("passage %d is %s (%s), not the fused order", i+1, d.ID, d.Method)

@@ -31,7 +31,7 @@ func FuzzAsk(f *testing.F) {
 		case err != nil:
 			t.Fatalf("%q: %v", q, err)
 		case res.Answer == "" && res.Clarify == nil:
-			t.Fatalf("%q: neither an answer nor a clarifying question (path %v)", q, res.Steps.Nodes)
+			t.Fatalf("%q: neither an answer nor a clarifying question (path %v)", q, res.Debug.Steps.Nodes)
 		}
 	})
 }

@@ -7,7 +7,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/adaptrag/adaptrag/nodes"
+	"github.com/adaptrag/adaptrag/internal/nodes"
 	"github.com/adaptrag/adaptrag/state"
 )
 

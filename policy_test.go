@@ -37,7 +37,7 @@ func (r *recorder) SearchDense(ctx context.Context, req retrieval.Request) ([]re
 
 func (r *recorder) SearchHybrid(ctx context.Context, req retrieval.Request) ([]retrieval.Hit, error) {
 	r.note("hybrid", req)
-	return r.Searcher.SearchHybrid(ctx, req)
+	return retrieval.SearchHybrid(ctx, r.Searcher, req)
 }
 
 // fixedRelevance sets every hit's relevance to v.

@@ -113,7 +113,7 @@ func injectionKB(t *testing.T) *memstore.Store {
 // documents cannot know, and only the real question follows the last one.
 func TestPromptInjectionStaysFenced(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.Text("Refunds are accepted within 7 days [1]."))
-	p, err := adaptrag.New(adaptrag.Deps{Docs: injectionKB(t), Embedder: embed.NewHashing(embed.HashingConfig{}), Generator: newModel(t, srv)}, adaptrag.Options{})
+	p, err := adaptrag.New(context.Background(), adaptrag.Deps{Docs: injectionKB(t), Embedder: embed.NewHashing(embed.HashingConfig{}), Generator: newModel(t, srv)}, adaptrag.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

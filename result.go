@@ -2,7 +2,7 @@ package adaptrag
 
 import (
 	"github.com/adaptrag/adaptrag/graph"
-	"github.com/adaptrag/adaptrag/nodes"
+	"github.com/adaptrag/adaptrag/internal/nodes"
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/query"
 	"github.com/adaptrag/adaptrag/retrieval"
@@ -11,8 +11,13 @@ import (
 
 // Result is the outcome of a run in its structured form: the answer with
 // its citations, the evidence, the route and plan that produced them, and
-// what the run cost. It marshals to the JSON that "adaptrag ask --json"
-// prints and the HTTP service returns (documented in docs/service.md).
+// what the run cost.
+//
+// Result is the internal record: its fields follow the packages that
+// compute a run and may change with them. The stable wire format is
+// package api; V1 converts a Result to it. Result marshals to the debug
+// record of a v1 response (api.Response.Debug, asked for with "debug":
+// true or "adaptrag ask --json --debug").
 type Result struct {
 	Question   string             `json:"question"`
 	Query      Query              `json:"query"`
@@ -40,11 +45,18 @@ type Result struct {
 	Usage     Usage                `json:"usage"`
 	TraceID   string               `json:"trace_id,omitempty"`
 
+	// Debug holds what only debugging needs: the path's edges and the
+	// final state.
+	Debug Debug `json:"-"`
+}
+
+// Debug is the part of a Result for debugging and diagrams.
+type Debug struct {
 	// Steps is the path with its edges, to highlight the run on a diagram
-	// (Pipeline.Diagram().Mermaid(&res.Steps)).
-	Steps graph.Path `json:"-"`
+	// (Pipeline.Diagram().Mermaid(&res.Debug.Steps)).
+	Steps graph.Path
 	// State is the final state, with everything the nodes recorded.
-	State state.RAG `json:"-"`
+	State state.RAG
 }
 
 // Query is the question as retrieval used it, with the caller's scope:
@@ -110,7 +122,7 @@ func newResult(s state.RAG, path graph.Path, c nodes.Caller, traceID string) *Re
 		Decision: s.Decision, Route: s.Route, Intent: s.Intent, Plan: s.Plan,
 		Path: nonNil(path.Nodes), Docs: []Passage{}, Answer: s.Answer, AnsweredBy: s.AnsweredBy,
 		Citations: nonNil(s.Citations), SubTasks: nonNil(s.SubTasks), Warnings: nonNil(s.Warnings),
-		Usage: Usage{Nodes: nonNil(s.Usage)}, TraceID: traceID, Steps: path, State: s,
+		Usage: Usage{Nodes: nonNil(s.Usage)}, TraceID: traceID, Debug: Debug{Steps: path, State: s},
 	}
 	if s.SearchOnly && r.AnsweredBy == "" {
 		r.AnsweredBy = state.BySearch

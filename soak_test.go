@@ -136,7 +136,7 @@ func TestSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	rdocs := rk.Docs.(*memstore.Store)
-	p, err := adaptrag.New(adaptrag.Deps{Docs: rk.Docs, FAQ: rk.FAQ, Embedder: emb}, adaptrag.Options{})
+	p, err := adaptrag.New(ctx, adaptrag.Deps{Docs: rk.Docs, FAQ: rk.FAQ, Embedder: emb}, adaptrag.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func TestTenantIsolationThroughPipeline(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		p, err := adaptrag.New(adaptrag.Deps{Docs: docs, FAQ: faq, Embedder: emb}, adaptrag.Options{})
+		p, err := adaptrag.New(ctx, adaptrag.Deps{Docs: docs, FAQ: faq, Embedder: emb}, adaptrag.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +135,7 @@ func askAsTenant(ctx context.Context, r *rand.Rand, p *adaptrag.Pipeline, tenant
 		return fmt.Errorf("tenant %q ran as %q", tenant, res.Query.Scope.Tenant)
 	}
 	mine := fmt.Sprintf("SECRET-%x-", tenant)
-	for _, h := range append(append(res.State.Docs, res.State.FAQ...), res.State.Candidates...) {
+	for _, h := range append(append(res.Debug.State.Docs, res.Debug.State.FAQ...), res.Debug.State.Candidates...) {
 		passages.Add(1)
 		if h.Chunk.Tenant != tenant {
 			return fmt.Errorf("tenant %q, %q: passage %s of tenant %q", tenant, q, h.Chunk.ID, h.Chunk.Tenant)

@@ -33,14 +33,14 @@ type benchState struct {
 
 func identity(_ context.Context, s benchState) (benchState, error) { return s, nil }
 
-func benchConfig() graph.Config {
+func benchConfig() graph.Config[benchState] {
 	if !*benchOTel {
-		return graph.Config{}
+		return graph.Config[benchState]{}
 	}
 	// A recording SDK whose spans go nowhere: measures the engine's tracing
 	// work, not an exporter's.
 	var tp trace.TracerProvider = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(discard{}))
-	return graph.Config{TracerProvider: tp}
+	return graph.Config[benchState]{TracerProvider: tp}
 }
 
 type discard struct{}

@@ -32,7 +32,7 @@ func diffLines(t *testing.T, what string, got, want []string) {
 
 func compileErr(t *testing.T, g *Graph[st], target error, mentions ...string) {
 	t.Helper()
-	_, err := g.Compile(Config{})
+	_, err := g.Compile(Config[st]{})
 	var be *BuildError
 	if !errors.Is(err, target) || !errors.As(err, &be) {
 		t.Fatalf("Compile: %v, want a *BuildError matching %v", err, target)
@@ -57,10 +57,10 @@ func TestNodesAndHasNode(t *testing.T) {
 
 func TestReplaceNode(t *testing.T) {
 	g := demoGraph()
-	before := edges(mustCompile(t, demoGraph(), Config{}).Diagram())
+	before := edges(mustCompile(t, demoGraph(), Config[st]{}).Diagram())
 	g.ReplaceNode("dense", appendLog("dense v2"), WithTimeout(time.Second)).
 		ReplaceNode("classify", func(_ context.Context, s st) (st, error) { s.Route = "factual"; return s, nil })
-	r := mustCompile(t, g, Config{})
+	r := mustCompile(t, g, Config[st]{})
 	out, err := r.Invoke(context.Background(), st{})
 	if err != nil || !slices.Equal(out.Log, []string{"dense v2"}) {
 		t.Fatalf("log %v, %v: want the replacement to run in place", out.Log, err)
@@ -90,7 +90,7 @@ func TestRemoveNode(t *testing.T) {
 		AddConditionalEdges("classify", func(s st) string { return s.Route }, map[string]string{
 			"chitchat": "generate", "factual": "vector", "analytical": "rerank",
 		})
-	r := mustCompile(t, g, Config{})
+	r := mustCompile(t, g, Config[st]{})
 	out, err := r.Invoke(context.Background(), st{Route: "analytical"})
 	if err != nil || !slices.Equal(out.Log, []string{"classify", "rerank", "generate"}) {
 		t.Fatalf("log %v, %v", out.Log, err)
@@ -147,7 +147,7 @@ func TestRemoveEdges(t *testing.T) {
 		}, map[string]string{"done": End, "generate": "generate"}).
 		AddEdge("hybrid", "bm25").
 		RemoveNode("dense_leg")
-	r := mustCompile(t, g, Config{})
+	r := mustCompile(t, g, Config[st]{})
 	diffLines(t, "edges", edges(r.Diagram()), []string{
 		"__start__ -edge-> classify",
 		"classify -conditional[analytical]-> hybrid",
@@ -180,11 +180,11 @@ func TestRemoveEdges(t *testing.T) {
 	// Edges declared from a name that is not a node can be removed, and
 	// then nothing is reported about them.
 	g = routerGraph().AddEdge("ghost", "classify").RemoveEdges("ghost")
-	mustCompile(t, g, Config{})
+	mustCompile(t, g, Config[st]{})
 	compileErr(t, routerGraph().RemoveEdges("ghost"), ErrUnknownNode, `"ghost"`, "RemoveEdges")
 	compileErr(t, routerGraph().RemoveEdges(End), ErrUnknownNode, "RemoveEdges")
 	// A node without edges: nothing to remove, nothing to report.
-	mustCompile(t, routerGraph().AddNode("x", nop).RemoveEdges("x").RemoveNode("x"), Config{})
+	mustCompile(t, routerGraph().AddNode("x", nop).RemoveEdges("x").RemoveNode("x"), Config[st]{})
 }
 
 func TestInsertBefore(t *testing.T) {
@@ -194,7 +194,7 @@ func TestInsertBefore(t *testing.T) {
 		InsertBefore("fuse", "check", nop).                             // the join and the branches' edges
 		InsertBefore("classify", "trim", nop).                          // Start's edge
 		InsertBefore(End, "audit", nop)                                 // every way out
-	r := mustCompile(t, g, Config{})
+	r := mustCompile(t, g, Config[st]{})
 	d := r.Diagram()
 	if want := []string{"classify", "direct", "dense", "hybrid", "bm25", "fuse", "generate", "dense_leg", "guard", "tokenize", "check", "trim", "audit"}; !slices.Equal(names(d.Nodes), want) {
 		t.Errorf("nodes %v", names(d.Nodes))
@@ -253,7 +253,7 @@ func TestInsertBefore(t *testing.T) {
 			return "done"
 		}, map[string]string{"again": "inc", "done": End}).
 		InsertBefore("inc", "count", appendLog("count"))
-	out, err := mustCompile(t, g, Config{}).Invoke(context.Background(), st{})
+	out, err := mustCompile(t, g, Config[st]{}).Invoke(context.Background(), st{})
 	if err != nil || out.N != 3 || len(out.Log) != 3 {
 		t.Errorf("loop through the inserted node: %+v, %v", out, err)
 	}
@@ -275,7 +275,7 @@ func TestInsertBeforeRefusedLeavesGraphAlone(t *testing.T) {
 			if g.HasNode("x") {
 				t.Errorf("node added")
 			}
-			if _, err := g.Compile(Config{}); err == nil {
+			if _, err := g.Compile(Config[st]{}); err == nil {
 				t.Errorf("Compile did not report the refused insert")
 			}
 		})
@@ -303,7 +303,7 @@ func TestEditedDemoMatchesGolden(t *testing.T) {
 		InsertBefore("generate", "tmp", nop).RemoveNode("tmp").
 		RemoveEdges("dense").AddEdge("dense", "generate").
 		RemoveEdges("fuse").AddEdge("fuse", "generate")
-	d := mustCompile(t, g, Config{}).Diagram()
+	d := mustCompile(t, g, Config[st]{}).Diagram()
 	js, err := d.JSON(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -339,7 +339,7 @@ func TestEditsNeverPanic(t *testing.T) {
 						AddEdge(a, b).AddConditionalEdges(a, nil, nil).AddFanOut(b, nil, a, nil)
 					g.Nodes()
 					g.HasNode(a)
-					_, _ = g.Compile(Config{})
+					_, _ = g.Compile(Config[st]{})
 				}
 			}
 		}

@@ -19,8 +19,9 @@ const DefaultMaxSteps = 100
 // ScopeName is the instrumentation scope of the engine's spans.
 const ScopeName = "github.com/adaptrag/adaptrag/graph"
 
-// Config holds compile options. The zero value is ready to use.
-type Config struct {
+// Config holds the compile options of a graph over state S. The zero value
+// is ready to use.
+type Config[S any] struct {
 	// MaxSteps bounds node executions per run (all branches counted);
 	// zero means DefaultMaxSteps.
 	MaxSteps int
@@ -28,9 +29,8 @@ type Config struct {
 	// provider (otel.GetTracerProvider), which costs next to nothing until
 	// an SDK is installed.
 	TracerProvider trace.TracerProvider
-	// Clone, when set, must be a func(S) S for the graph's state type S (a
-	// method value such as State.Clone will do); Compile reports any other
-	// type. It returns a deep copy of its argument: one that shares no
+	// Clone, when set, returns a deep copy of its argument (a method value
+	// such as State.Clone will do): one that shares no
 	// slice, map or pointer the node could write through. It must not modify
 	// its argument, and it may be called from several goroutines at once.
 	//
@@ -48,10 +48,10 @@ type Config struct {
 	// Routers receive the engine's own state and must only read it. A
 	// panicking Clone fails the run with a *NodeError matching ErrPanic.
 	//
-	// Nil (or a nil func(S) S) leaves all of this out at no cost: states
+	// Nil leaves all of this out at no cost: states
 	// are passed as they are, and a node that writes into a slice or map it
 	// received writes into the one its caller holds.
-	Clone any
+	Clone func(S) S
 }
 
 type edgeKind uint8
@@ -106,12 +106,9 @@ func (r *Runnable[S]) Name() string { return r.name }
 // Compile validates the graph and returns its runnable form. It reports every
 // problem at once, joined with errors.Join; each is a *BuildError naming the
 // node or edge and matching one of the Err* build sentinels.
-func (g *Graph[S]) Compile(cfg Config) (*Runnable[S], error) {
+func (g *Graph[S]) Compile(cfg Config[S]) (*Runnable[S], error) {
 	errs := slices.Clone(g.errs)
-	clone, ok := cfg.Clone.(func(S) S)
-	if !ok && cfg.Clone != nil {
-		errs = append(errs, &BuildError{Err: fmt.Errorf("%w: Clone is %T, want %T", ErrConfig, cfg.Clone, clone)})
-	}
+	clone := cfg.Clone
 	bad := func(node string, err error) { errs = append(errs, &BuildError{Node: node, Err: err}) }
 	badEdge := func(from, to string, err error) {
 		errs = append(errs, &BuildError{Node: from, Edge: from + " -> " + to, Err: err})
@@ -255,7 +252,7 @@ func walkUntil(from, stop string, adj map[string][]string) map[string]bool {
 	return seen
 }
 
-func (g *Graph[S]) build(cfg Config, clone func(S) S) *Runnable[S] {
+func (g *Graph[S]) build(cfg Config[S], clone func(S) S) *Runnable[S] {
 	r := &Runnable[S]{name: g.name, maxSteps: cfg.MaxSteps, nodes: make([]node[S], len(g.nodes)), clone: clone}
 	if r.maxSteps <= 0 {
 		r.maxSteps = DefaultMaxSteps

@@ -88,7 +88,7 @@ func TestCompileErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := New[st]("t")
 			tt.build(g)
-			r, err := g.Compile(Config{})
+			r, err := g.Compile(Config[st]{})
 			if err == nil {
 				t.Fatalf("Compile succeeded (%v), want %v", r, tt.want)
 			}
@@ -111,7 +111,7 @@ func TestCompileErrors(t *testing.T) {
 func TestCompileReportsEveryProblem(t *testing.T) {
 	g := New[st]("t")
 	g.AddNode("a", nop).AddNode("a", nop).AddEdge(Start, "a").AddEdge("a", "ghost")
-	_, err := g.Compile(Config{})
+	_, err := g.Compile(Config[st]{})
 	if !errors.Is(err, ErrDuplicateNode) || !errors.Is(err, ErrUnknownNode) {
 		t.Fatalf("want both duplicate and unknown-node errors, got %v", err)
 	}
@@ -120,7 +120,7 @@ func TestCompileReportsEveryProblem(t *testing.T) {
 func TestCompiledGraphIgnoresLaterBuilderChanges(t *testing.T) {
 	g := New[st]("t")
 	g.AddNode("a", func(_ context.Context, s st) (st, error) { s.N++; return s, nil }).AddEdge(Start, "a").AddEdge("a", End)
-	r, err := g.Compile(Config{})
+	r, err := g.Compile(Config[st]{})
 	if err != nil {
 		t.Fatal(err)
 	}

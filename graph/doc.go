@@ -13,7 +13,7 @@
 //	g.AddEdge(graph.Start, "classify")
 //	g.AddConditionalEdges("classify", route, map[string]string{"chat": "answer", "done": graph.End})
 //	g.AddEdge("answer", graph.End)
-//	app, err := g.Compile(graph.Config{})   // every build problem, joined
+//	app, err := g.Compile(graph.Config[State]{})   // every build problem, joined
 //	out, err := app.Invoke(ctx, State{...})
 //
 // Compile validates the graph (unknown targets, unreachable nodes, nodes with

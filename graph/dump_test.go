@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // dumpGraph exercises every edge kind: conditional, fan-out with join,
 // fallback, and node policies.
-func dumpGraph(t *testing.T) *Runnable[st] { return mustCompile(t, demoGraph(), Config{}) }
+func dumpGraph(t *testing.T) *Runnable[st] { return mustCompile(t, demoGraph(), Config[st]{}) }
 
 // demoGraph is the builder behind dumpGraph and the golden files.
 func demoGraph() *Graph[st] {

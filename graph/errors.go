@@ -18,7 +18,6 @@ var (
 	ErrNoPathToEnd   = errors.New("graph: node has no path to End")
 	ErrAmbiguousEdge = errors.New("graph: node has more than one kind or copy of outgoing edge")
 	ErrFanOut        = errors.New("graph: invalid fan-out")
-	ErrConfig        = errors.New("graph: invalid Config") // a Config field of the wrong type
 )
 
 // Run errors.
@@ -43,8 +42,6 @@ func (e *BuildError) Error() string {
 	switch {
 	case e.Edge != "":
 		return fmt.Sprintf("%v: edge %s", e.Err, e.Edge)
-	case e.Node == "" && errors.Is(e.Err, ErrConfig):
-		return e.Err.Error()
 	}
 	return fmt.Sprintf("%v: %q", e.Err, e.Node)
 }

@@ -18,7 +18,7 @@ type State struct {
 }
 
 func buildExample() *graph.Runnable[State] {
-	app, err := exampleGraph().Compile(graph.Config{})
+	app, err := exampleGraph().Compile(graph.Config[State]{})
 	if err != nil {
 		panic(err)
 	}
@@ -136,7 +136,7 @@ func ExampleGraph_Compile() {
 	g.AddNode("a", func(_ context.Context, s State) (State, error) { return s, nil })
 	g.AddEdge(graph.Start, "a")
 	g.AddEdge("a", "nowhere")
-	_, err := g.Compile(graph.Config{})
+	_, err := g.Compile(graph.Config[State]{})
 	fmt.Println(err)
 	// Output: graph: edge refers to an unknown node: edge a -> nowhere
 }
@@ -160,7 +160,7 @@ func ExampleGraph_InsertBefore() {
 		}
 		return "ok"
 	}, map[string]string{"ok": "retrieve", "refused": graph.End})
-	app, err := g.Compile(graph.Config{})
+	app, err := g.Compile(graph.Config[State]{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -199,7 +199,7 @@ func ExampleGraph_ReplaceNode() {
 		s.Docs = []string{"returns: 30 days for members"}
 		return s, nil
 	})
-	app, err := g.Compile(graph.Config{})
+	app, err := g.Compile(graph.Config[State]{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -241,7 +241,7 @@ func ExampleGraph_AddNode_conditional() {
 		return "found"
 	}, map[string]string{"found": "answer", "none": "handoff"})
 	g.AddEdge("handoff", graph.End)
-	app, err := g.Compile(graph.Config{Clone: func(s State) State {
+	app, err := g.Compile(graph.Config[State]{Clone: func(s State) State {
 		s.Docs = slices.Clone(s.Docs)
 		return s
 	}})

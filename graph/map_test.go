@@ -48,7 +48,7 @@ func splitItems(s mapState) []mapState {
 // A map runs its worker once per item, in parallel, merges in split's order
 // and shows the worker once per item in the path.
 func TestMapRunsOncePerItem(t *testing.T) {
-	r, err := mapGraph(splitItems).Compile(Config{})
+	r, err := mapGraph(splitItems).Compile(Config[mapState]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestMapRunsOncePerItem(t *testing.T) {
 }
 
 func TestMapFailures(t *testing.T) {
-	r, err := mapGraph(splitItems).Compile(Config{})
+	r, err := mapGraph(splitItems).Compile(Config[mapState]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestMapFailures(t *testing.T) {
 	if !errors.As(err, &ne) || ne.Node != "work" {
 		t.Errorf("a failing item: err = %v, want a NodeError from work", err)
 	}
-	panicky, err := mapGraph(func(mapState) []mapState { panic("bad split") }).Compile(Config{})
+	panicky, err := mapGraph(func(mapState) []mapState { panic("bad split") }).Compile(Config[mapState]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestMapFailures(t *testing.T) {
 	if !errors.Is(err, ErrPanic) || !errors.As(err, &ne) || ne.Node != "plan" {
 		t.Errorf("a panicking split: err = %v, want ErrPanic naming plan", err)
 	}
-	if _, err := mapGraph(nil).Compile(Config{}); !errors.Is(err, ErrNilFunc) {
+	if _, err := mapGraph(nil).Compile(Config[mapState]{}); !errors.Is(err, ErrNilFunc) {
 		t.Errorf("a nil split: err = %v", err)
 	}
 }
@@ -126,7 +126,7 @@ func ExampleGraph_AddMap() {
 			return base, nil
 		}).
 		AddEdge("answer", "combine").AddEdge("combine", End)
-	r, _ := g.Compile(Config{})
+	r, _ := g.Compile(Config[mapState]{})
 	out, _ := r.Invoke(context.Background(), mapState{Items: []string{"refunds", "invoices"}})
 	fmt.Println(out.Out)
 	// Output: [refunds! invoices!]

@@ -21,7 +21,7 @@ func appendLog(name string) NodeFunc[st] {
 	}
 }
 
-func mustCompile(t *testing.T, g *Graph[st], cfg Config) *Runnable[st] {
+func mustCompile(t *testing.T, g *Graph[st], cfg Config[st]) *Runnable[st] {
 	t.Helper()
 	r, err := g.Compile(cfg)
 	if err != nil {
@@ -44,7 +44,7 @@ func routerGraph() *Graph[st] {
 }
 
 func TestRouting(t *testing.T) {
-	r := mustCompile(t, routerGraph(), Config{})
+	r := mustCompile(t, routerGraph(), Config[st]{})
 	for route, want := range map[string][]string{
 		"chitchat":   {"classify", "generate"},
 		"factual":    {"classify", "vector", "generate"},
@@ -61,7 +61,7 @@ func TestRouting(t *testing.T) {
 }
 
 func TestUndeclaredLabel(t *testing.T) {
-	r := mustCompile(t, routerGraph(), Config{})
+	r := mustCompile(t, routerGraph(), Config[st]{})
 	out, err := r.Invoke(context.Background(), st{Route: "poetry"})
 	if !errors.Is(err, ErrUnknownLabel) {
 		t.Fatalf("err = %v, want ErrUnknownLabel", err)
@@ -85,7 +85,7 @@ func TestConditionalEntry(t *testing.T) {
 			return "small"
 		}, map[string]string{"big": "big", "small": "small"}).
 		AddEdge("small", End).AddEdge("big", End)
-	r := mustCompile(t, g, Config{})
+	r := mustCompile(t, g, Config[st]{})
 	out, err := r.Invoke(context.Background(), st{N: 11})
 	if err != nil || !slices.Equal(out.Log, []string{"big"}) {
 		t.Fatalf("got %v, %v", out.Log, err)
@@ -132,7 +132,7 @@ func TestFanOutRunsInParallelAndMerges(t *testing.T) {
 			return s, nil
 		}
 	}
-	r := mustCompile(t, fanOutGraph(branch("left", 1), branch("right", 10)), Config{})
+	r := mustCompile(t, fanOutGraph(branch("left", 1), branch("right", 10)), Config[st]{})
 	out, err := r.Invoke(context.Background(), st{N: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func TestFanOutFailureCancelsSiblings(t *testing.T) {
 			return s, nil
 		}
 	}
-	r := mustCompile(t, fanOutGraph(left, right), Config{})
+	r := mustCompile(t, fanOutGraph(left, right), Config[st]{})
 	start := time.Now()
 	_, err := r.Invoke(context.Background(), st{})
 	if !errors.Is(err, boom) {
@@ -182,7 +182,7 @@ func TestFanOutFailureCancelsSiblings(t *testing.T) {
 func TestMergeErrorNamesFanOut(t *testing.T) {
 	g := fanOutGraph(nop, nop)
 	g.out["split"].merge = func(st, []st) (st, error) { return st{}, errors.New("conflict") }
-	r := mustCompile(t, g, Config{})
+	r := mustCompile(t, g, Config[st]{})
 	_, err := r.Invoke(context.Background(), st{})
 	var ne *NodeError
 	if !errors.As(err, &ne) || ne.Node != "split" || !strings.Contains(err.Error(), "merge: conflict") {
@@ -195,7 +195,7 @@ func TestStepLimitNamesTheLoop(t *testing.T) {
 	g.AddNode("plan", appendLog("plan")).AddNode("act", appendLog("act")).AddNode("check", nop).
 		AddEdge(Start, "plan").AddEdge("plan", "act").AddEdge("act", "check").
 		AddConditionalEdges("check", func(s st) string { return "again" }, map[string]string{"again": "plan", "done": End})
-	r := mustCompile(t, g, Config{MaxSteps: 10})
+	r := mustCompile(t, g, Config[st]{MaxSteps: 10})
 	_, err := r.Invoke(context.Background(), st{})
 	if !errors.Is(err, ErrStepLimit) {
 		t.Fatalf("err = %v, want ErrStepLimit", err)
@@ -224,7 +224,7 @@ func TestBoundedCycleFinishes(t *testing.T) {
 			}
 			return "done"
 		}, map[string]string{"again": "inc", "done": End})
-	r := mustCompile(t, g, Config{})
+	r := mustCompile(t, g, Config[st]{})
 	out, err := r.Invoke(context.Background(), st{})
 	if err != nil || out.N != 5 {
 		t.Fatalf("got %d, %v", out.N, err)
@@ -259,7 +259,7 @@ func TestRetry(t *testing.T) {
 			g := New[st]("retry")
 			g.AddNode("flaky", fn, WithRetry(RetryPolicy{MaxAttempts: 3, Initial: time.Millisecond})).
 				AddEdge(Start, "flaky").AddEdge("flaky", End)
-			r := mustCompile(t, g, Config{})
+			r := mustCompile(t, g, Config[st]{})
 			out, err := r.Invoke(context.Background(), st{})
 			if calls.Load() != tt.wantCalls {
 				t.Errorf("calls = %d, want %d", calls.Load(), tt.wantCalls)
@@ -286,7 +286,7 @@ func TestRetryBackoffStopsOnCancel(t *testing.T) {
 		cancel()
 		return s, Retryable(errors.New("again"))
 	}, WithRetry(RetryPolicy{MaxAttempts: 5, Initial: time.Hour})).AddEdge(Start, "flaky").AddEdge("flaky", End)
-	r := mustCompile(t, g, Config{})
+	r := mustCompile(t, g, Config[st]{})
 	done := make(chan error, 1)
 	go func() { _, err := r.Invoke(ctx, st{}); done <- err }()
 	select {
@@ -327,7 +327,7 @@ func TestTimeout(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			g := New[st]("timeout")
 			g.AddNode("slow", fn, WithTimeout(20*time.Millisecond)).AddEdge(Start, "slow").AddEdge("slow", End)
-			r := mustCompile(t, g, Config{})
+			r := mustCompile(t, g, Config[st]{})
 			start := time.Now()
 			_, err := r.Invoke(context.Background(), st{})
 			if !errors.Is(err, context.DeadlineExceeded) {
@@ -359,7 +359,7 @@ func TestFallback(t *testing.T) {
 			return s, nil
 		}).
 		AddEdge(Start, "classify").AddEdge("classify", "fast").AddEdge("fast", End).AddEdge("safe", End)
-	r := mustCompile(t, g, Config{})
+	r := mustCompile(t, g, Config[st]{})
 	var path Path
 	var out st
 	for ev, err := range r.Stream(context.Background(), st{Route: "orig"}) {
@@ -385,7 +385,7 @@ func TestFallback(t *testing.T) {
 func TestPanicBecomesNodeError(t *testing.T) {
 	g := New[st]("panic")
 	g.AddNode("bad", func(context.Context, st) (st, error) { panic("nil map") }).AddEdge(Start, "bad").AddEdge("bad", End)
-	r := mustCompile(t, g, Config{})
+	r := mustCompile(t, g, Config[st]{})
 	_, err := r.Invoke(context.Background(), st{})
 	var ne *NodeError
 	var pe *PanicError
@@ -401,7 +401,7 @@ func TestRouterPanicBecomesNodeError(t *testing.T) {
 	g := New[st]("panic")
 	g.AddNode("a", nop).AddEdge(Start, "a").
 		AddConditionalEdges("a", func(st) string { panic("router bug") }, map[string]string{"x": End})
-	r := mustCompile(t, g, Config{})
+	r := mustCompile(t, g, Config[st]{})
 	_, err := r.Invoke(context.Background(), st{})
 	var ne *NodeError
 	if !errors.Is(err, ErrPanic) || !errors.As(err, &ne) || ne.Node != "a" {
@@ -422,7 +422,7 @@ func TestCancellationStopsPromptlyWithoutLeaks(t *testing.T) {
 	g.AddNode("after", never)
 	g.out["join"].static = []string{"after"}
 	g.AddEdge("after", End)
-	r := mustCompile(t, g, Config{})
+	r := mustCompile(t, g, Config[st]{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { _, err := r.Invoke(ctx, st{}); done <- err }()
@@ -441,7 +441,7 @@ func TestCancellationStopsPromptlyWithoutLeaks(t *testing.T) {
 func TestConcurrentInvokes(t *testing.T) {
 	r := mustCompile(t, fanOutGraph(
 		func(_ context.Context, s st) (st, error) { s.N += 1; return s, nil },
-		func(_ context.Context, s st) (st, error) { s.N += 2; return s, nil }), Config{})
+		func(_ context.Context, s st) (st, error) { s.N += 2; return s, nil }), Config[st]{})
 	var wg sync.WaitGroup
 	for i := range 64 {
 		wg.Add(1)
@@ -457,7 +457,7 @@ func TestConcurrentInvokes(t *testing.T) {
 }
 
 func TestStreamEvents(t *testing.T) {
-	r := mustCompile(t, routerGraph(), Config{})
+	r := mustCompile(t, routerGraph(), Config[st]{})
 	var got []string
 	var final st
 	for ev, err := range r.Stream(context.Background(), st{Route: "factual"}) {
@@ -497,7 +497,7 @@ func TestStreamBreakCancelsRun(t *testing.T) {
 		prev = n
 	}
 	g.AddEdge(prev, End)
-	r := mustCompile(t, g, Config{})
+	r := mustCompile(t, g, Config[st]{})
 	for ev, err := range r.Stream(context.Background(), st{}) {
 		if err != nil {
 			t.Fatal(err)
@@ -515,7 +515,7 @@ func TestStreamReportsFailure(t *testing.T) {
 	g := New[st]("fail")
 	g.AddNode("bad", func(_ context.Context, s st) (st, error) { return s, errors.New("nope") }).
 		AddEdge(Start, "bad").AddEdge("bad", End)
-	r := mustCompile(t, g, Config{})
+	r := mustCompile(t, g, Config[st]{})
 	var kinds []EventKind
 	var last error
 	for ev, err := range r.Stream(context.Background(), st{}) {

@@ -57,7 +57,7 @@ func nestedFanOut(fns map[string]NodeFunc[st]) *Graph[st] {
 
 func TestStreamYieldsOnCallersGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	r := mustCompile(t, nestedFanOut(nil), Config{})
+	r := mustCompile(t, nestedFanOut(nil), Config[st]{})
 	me := goid()
 	var seen []string
 	for ev, err := range r.Stream(context.Background(), st{}) {
@@ -99,7 +99,7 @@ func TestStreamLoopBodyPanicPropagates(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s %s", at.kind, at.node), func(t *testing.T) {
 			defer goleak.VerifyNone(t)
-			r := mustCompile(t, nestedFanOut(nil), Config{})
+			r := mustCompile(t, nestedFanOut(nil), Config[st]{})
 			type bodyPanic struct{ at string }
 			want := &bodyPanic{at.node}
 			got := func() (p any) {
@@ -134,7 +134,7 @@ func TestStreamBranchBackpressureAndBreak(t *testing.T) {
 			return s, ctx.Err()
 		},
 	}
-	r := mustCompile(t, nestedFanOut(fns), Config{})
+	r := mustCompile(t, nestedFanOut(fns), Config[st]{})
 	var after []string
 	stopped := false
 	for ev, err := range r.Stream(context.Background(), st{}) {
@@ -169,7 +169,7 @@ func TestStreamBranchFailure(t *testing.T) {
 	rightRuns := make(chan struct{})
 	r := mustCompile(t, fanOutGraph(
 		func(_ context.Context, s st) (st, error) { <-rightRuns; return s, boom },
-		func(ctx context.Context, s st) (st, error) { close(rightRuns); <-ctx.Done(); return s, ctx.Err() }), Config{})
+		func(ctx context.Context, s st) (st, error) { close(rightRuns); <-ctx.Done(); return s, ctx.Err() }), Config[st]{})
 	ends := map[string]error{}
 	var last error
 	for ev, err := range r.Stream(context.Background(), st{}) {
@@ -195,7 +195,7 @@ func TestStreamStopLeavesNoSpanOpen(t *testing.T) {
 			t.Run(stop+" at "+at, func(t *testing.T) {
 				defer goleak.VerifyNone(t)
 				rec, tp := recorder()
-				r := mustCompile(t, fanOutGraph(appendLog("left"), appendLog("right")), Config{TracerProvider: tp})
+				r := mustCompile(t, fanOutGraph(appendLog("left"), appendLog("right")), Config[st]{TracerProvider: tp})
 				func() {
 					defer func() { _ = recover() }()
 					for ev := range r.Stream(context.Background(), st{}) {

@@ -13,7 +13,7 @@ import (
 
 // nestedGraphs returns an outer graph first -> sub -> End whose node sub runs
 // the inner graph leaf -> End, where leaf fails with boom.
-func nestedGraphs(t *testing.T, cfg Config, sub func(*Runnable[st]) NodeFunc[st], boom error) *Runnable[st] {
+func nestedGraphs(t *testing.T, cfg Config[st], sub func(*Runnable[st]) NodeFunc[st], boom error) *Runnable[st] {
 	t.Helper()
 	in := New[st]("inner")
 	in.AddNode("leaf", func(context.Context, st) (st, error) { return st{}, boom }).
@@ -29,7 +29,7 @@ func TestNestedGraphErrorKeepsBothNames(t *testing.T) {
 	invoke := func(r *Runnable[st]) NodeFunc[st] {
 		return func(ctx context.Context, s st) (st, error) { return r.Invoke(ctx, s) }
 	}
-	_, err := nestedGraphs(t, Config{}, invoke, boom).Invoke(context.Background(), st{})
+	_, err := nestedGraphs(t, Config[st]{}, invoke, boom).Invoke(context.Background(), st{})
 	const want = `graph outer: node "sub" (step 2, attempt 1): graph inner: node "leaf" (step 1, attempt 1): boom`
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v\nwant %s", err, want)
@@ -47,7 +47,7 @@ func TestNestedGraphErrorKeepsBothNames(t *testing.T) {
 func TestSubgraph(t *testing.T) {
 	boom := errors.New("boom")
 	rec, tp := recorder()
-	r := nestedGraphs(t, Config{TracerProvider: tp}, Subgraph[st], boom)
+	r := nestedGraphs(t, Config[st]{TracerProvider: tp}, Subgraph[st], boom)
 	_, err := r.Invoke(context.Background(), st{})
 	const want = `graph outer: node "sub" (step 2, attempt 1): graph inner: node "leaf" (step 1, attempt 1): boom`
 	if err == nil || err.Error() != want {
@@ -92,17 +92,17 @@ func TestSubgraphRuns(t *testing.T) {
 	in.AddNode("a", appendLog("a")).AddNode("b", appendLog("b")).
 		AddEdge(Start, "a").AddEdge("a", "b").AddEdge("b", End)
 	out := New[st]("outer")
-	out.AddNode("before", appendLog("before")).AddNode("sub", Subgraph(mustCompile(t, in, Config{}))).
+	out.AddNode("before", appendLog("before")).AddNode("sub", Subgraph(mustCompile(t, in, Config[st]{}))).
 		AddNode("after", appendLog("after")).
 		AddEdge(Start, "before").AddEdge("before", "sub").AddEdge("sub", "after").AddEdge("after", End)
-	got, err := mustCompile(t, out, Config{}).Invoke(context.Background(), st{})
+	got, err := mustCompile(t, out, Config[st]{}).Invoke(context.Background(), st{})
 	if want := []string{"before", "a", "b", "after"}; err != nil || !slices.Equal(got.Log, want) {
 		t.Fatalf("log %v, %v; want %v", got.Log, err, want)
 	}
 	if Subgraph[st](nil) != nil {
 		t.Errorf("Subgraph(nil) is not nil")
 	}
-	_, err = New[st]("g").AddNode("sub", Subgraph[st](nil)).Compile(Config{})
+	_, err = New[st]("g").AddNode("sub", Subgraph[st](nil)).Compile(Config[st]{})
 	if !errors.Is(err, ErrNilFunc) {
 		t.Errorf("AddNode(Subgraph(nil)): %v, want ErrNilFunc", err)
 	}
@@ -114,7 +114,7 @@ func TestEntryRouteErrorNamesStart(t *testing.T) {
 	g := New[st]("entry")
 	g.AddNode("a", nop).AddEdge("a", End).
 		AddConditionalEdges(Start, func(st) string { return "nowhere" }, map[string]string{"a": "a"})
-	_, err := mustCompile(t, g, Config{}).Invoke(context.Background(), st{})
+	_, err := mustCompile(t, g, Config[st]{}).Invoke(context.Background(), st{})
 	var ne *NodeError
 	if !errors.Is(err, ErrUnknownLabel) || !errors.As(err, &ne) || ne.Graph != "entry" || ne.Node != Start {
 		t.Fatalf("err = %v, want a NodeError for Start matching ErrUnknownLabel", err)

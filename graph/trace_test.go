@@ -35,7 +35,7 @@ func TestSpansPerNode(t *testing.T) {
 		child.End()
 		return s, nil
 	}
-	r := mustCompile(t, g, Config{TracerProvider: tp})
+	r := mustCompile(t, g, Config[st]{TracerProvider: tp})
 	if _, err := r.Invoke(context.Background(), st{Route: "factual"}); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestSpanRecordsRetriesAndErrors(t *testing.T) {
 		calls++
 		return s, Retryable(errors.New("still down"))
 	}, WithRetry(RetryPolicy{MaxAttempts: 3, Initial: 1})).AddEdge(Start, "flaky").AddEdge("flaky", End)
-	r := mustCompile(t, g, Config{TracerProvider: tp})
+	r := mustCompile(t, g, Config[st]{TracerProvider: tp})
 	if _, err := r.Invoke(context.Background(), st{}); err == nil {
 		t.Fatal("want error")
 	}
@@ -110,7 +110,7 @@ func TestSpanRecordsRetriesAndErrors(t *testing.T) {
 func TestNoProviderMeansNoNodeSpans(t *testing.T) {
 	// The global provider without an SDK yields non-recording spans; the
 	// engine then skips node spans entirely (the cheap path).
-	r := mustCompile(t, routerGraph(), Config{})
+	r := mustCompile(t, routerGraph(), Config[st]{})
 	allocs := testingAllocs(func() { _, _ = r.Invoke(context.Background(), st{Route: "analytical"}) })
 	if allocs > 8 {
 		t.Errorf("%v allocations per untraced run of 4 nodes", allocs)

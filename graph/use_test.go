@@ -26,7 +26,7 @@ func TestUseWrapsEveryNode(t *testing.T) {
 	g.AddNode("a", step("a")).AddEdge(Start, "a").AddEdge("a", End)
 	g.Use(mw("inner"))
 	g.InsertBefore("a", "b", step("b"))
-	r, err := g.Compile(Config{})
+	r, err := g.Compile(Config[[]string]{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,20 @@
 // # Loaders
 //
 // Loaders are chosen by extension: Markdown (.md, split at headings, the
-// heading path kept as context), plain text (.txt), CSV (.csv, one chunk
-// per row whose text keeps the header names), JSON lines (.jsonl, one
-// record per line) and HTML (.html, .htm; visible text only, headings
-// kept). Text is cut by a recursive Splitter that prefers paragraph, line
+// heading path kept as context), plain text (.txt), CSV and TSV (.csv,
+// .tsv), Excel workbooks (.xlsx, each sheet a table, bounded by
+// MaxSheetUnzipped and MaxSheetCells), JSON lines (.jsonl, one record per
+// line) and HTML (.html, .htm; visible text only, headings kept).
+//
+// Every table, whatever its format (a CSV or TSV file, a sheet, a Markdown
+// table or an HTML table with a header row, under a heading), is an
+// ingest.Table handed to Document.AddTable:
+// each data row becomes one chunk whose text keeps the header names
+// ("zone: Z5; surcharge_eur: 9.90"), titled by the table's name; a header
+// row is never a chunk of its own. In Markdown and plain text, paragraphs
+// hard-wrapped in the source are joined before splitting (CJK lines
+// without a space); list items, headings, tables and code keep their
+// lines. Text is cut by a recursive Splitter that prefers paragraph, line
 // and sentence boundaries, Chinese (。！？；) as well as Latin, and
 // overlaps consecutive chunks. Content that is not UTF-8 text (NUL bytes,
 // mostly invalid UTF-8, many control characters) is refused with ErrBinary.
@@ -28,7 +38,9 @@
 // Every chunk carries in Meta: retrieval.MetaOrigin, the file's path
 // relative to the ingested folder (slash-separated); MetaLocator, the
 // place inside it (Markdown and HTML: the heading path, "Guide > Leave";
-// CSV: "row N" as a spreadsheet numbers rows, the header being row 1;
+// CSV and TSV: "row N" as a spreadsheet numbers rows, the header being
+// row 1; XLSX: "sheet NAME > row N", likewise; a Markdown table: its
+// heading path and "row N", counting its data rows from 1;
 // JSON lines and FAQ entries: "id X", else "line N" or "row N"; plain
 // text: none); MetaContentHash, "sha256:" and the hash of the whole file;
 // and, once stored, MetaIngestedAt (RFC 3339, UTC; Options.Now).

@@ -11,8 +11,11 @@ import (
 // loadHTML extracts the visible text of an HTML page. Scripts, styles,
 // navigation, footers and other non-content elements are dropped; headings h1-h6 open sections as
 // in Markdown; block elements and <br> become line breaks, list items get a
-// "- " marker and table cells are separated by " | ". The <title>, or else
-// the first h1, is the document title.
+// "- " marker. A table whose first row is a header (all <th>, or in
+// <thead>) becomes a Table named by its <caption> or the heading it stands
+// under, one row per data row (see sections.table); another table is text,
+// its cells separated by " | ". The <title>, or else the first h1, is the
+// document title.
 func loadHTML(doc *Document, text string) error {
 	root, err := html.Parse(strings.NewReader(text))
 	if err != nil { // the parser is lenient; this is practically unreachable
@@ -134,6 +137,12 @@ func walkHTML(s *sections, n *html.Node) {
 			s.heading(lvl, collapse(textOf(n)))
 			return
 		}
+		if n.DataAtom == atom.Table {
+			if caption, header, rows, ok := htmlTable(n); ok {
+				s.table(caption, header, rows)
+				return
+			}
+		}
 		switch {
 		case n.DataAtom == atom.Br:
 			s.body.WriteByte('\n')
@@ -181,4 +190,48 @@ func prevCell(n *html.Node) bool {
 		}
 	}
 	return false
+}
+
+// htmlTable reads a table with a header row: its caption, the header's
+// cells and the data rows' cells (the text of each cell, collapsed).
+// Nested tables are read as text of their cell. ok is false for a table
+// whose first row is not a header (all <th>, or a row of <thead>) or that
+// has no data row: such a table stays text.
+func htmlTable(t *html.Node) (caption string, header []string, rows [][]string, ok bool) {
+	headerRow := false
+	var walk func(n *html.Node, inHead bool)
+	walk = func(n *html.Node, inHead bool) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type != html.ElementNode || skipped(c.DataAtom) {
+				continue
+			}
+			switch c.DataAtom {
+			case atom.Caption:
+				caption = collapse(textOf(c))
+			case atom.Thead:
+				walk(c, true)
+			case atom.Tbody, atom.Tfoot:
+				walk(c, false)
+			case atom.Tr:
+				var cells []string
+				allTH := true
+				for d := c.FirstChild; d != nil; d = d.NextSibling {
+					if d.Type == html.ElementNode && (d.DataAtom == atom.Td || d.DataAtom == atom.Th) {
+						cells = append(cells, collapse(textOf(d)))
+						allTH = allTH && d.DataAtom == atom.Th
+					}
+				}
+				if len(cells) == 0 {
+					continue
+				}
+				if header == nil && rows == nil {
+					header, headerRow = cells, inHead || allTH
+					continue
+				}
+				rows = append(rows, cells)
+			}
+		}
+	}
+	walk(t, false)
+	return caption, header, rows, headerRow && len(header) >= 2 && len(rows) > 0
 }

@@ -52,6 +52,10 @@ type Target struct {
 	// FAQ receives one chunk per entry of FAQ files. Nil makes every FAQ
 	// file fail with ErrNoFAQStore.
 	FAQ retrieval.Store
+	// Tables, when set, receives every file's tables with their schemas
+	// (see TableWriter), after the file's chunks are stored; a file
+	// without tables, or a pruned one, has its tables deleted.
+	Tables TableWriter
 }
 
 // Options configures loading and ingestion. The zero value is usable: the
@@ -105,6 +109,9 @@ type Options struct {
 	// Now gives the time written into retrieval.MetaIngestedAt; nil means
 	// time.Now.
 	Now func() time.Time
+	// Doc bounds the reading of PDF, DOCX and PPTX files (pages, time,
+	// decompressed bytes) and names the PDF engine; see DocOptions.
+	Doc DocOptions
 }
 
 // Progress is a snapshot of an ingestion run.
@@ -167,7 +174,7 @@ func LoadFS(ctx context.Context, fsys fs.FS, o Options) ([]retrieval.Chunk, Repo
 	c := newCollector(o, &rep)
 	c.fs(fsys)
 	var all []retrieval.Chunk
-	err := run(ctx, c.files, &rep, o, func(_ context.Context, _ Document, cs []retrieval.Chunk) error {
+	err := run(ctx, c.files, &rep, o, func(_ context.Context, _ Document, cs []retrieval.Chunk, _ []SchemaTable) error {
 		all = append(all, cs...)
 		return nil
 	})
@@ -268,7 +275,7 @@ func check(t Target, o Options) error {
 }
 
 // sink receives the chunks of one loaded document.
-type sink func(ctx context.Context, doc Document, chunks []retrieval.Chunk) error
+type sink func(ctx context.Context, doc Document, chunks []retrieval.Chunk, tables []SchemaTable) error
 
 // run loads every file and hands its chunks to sink, recording per-file
 // errors and reporting progress. It stops only when ctx ends.
@@ -318,13 +325,14 @@ func ingestFile(ctx context.Context, f file, o Options, sink sink) (doc Document
 		return doc, 0, err
 	}
 	var chunks []retrieval.Chunk
+	var tables []SchemaTable
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
 				err = fmt.Errorf("%w: loader panic: %v", ErrMalformed, r)
 			}
 		}()
-		doc, err = parse(f.origin, data, o, f.faq)
+		doc, err = parse(ctx, f.origin, data, o, f.faq)
 		if err != nil {
 			return
 		}
@@ -334,11 +342,12 @@ func ingestFile(ctx context.Context, f file, o Options, sink sink) (doc Document
 			doc.Source = top
 		}
 		chunks = Chunks(doc, o)
+		tables, err = schemaTables(doc, f.tree.fsys, f.origin)
 	}()
 	if err != nil {
 		return doc, 0, err
 	}
-	if err := sink(ctx, doc, chunks); err != nil {
+	if err := sink(ctx, doc, chunks, tables); err != nil {
 		return doc, 0, err
 	}
 	return doc, len(chunks), nil
@@ -386,7 +395,7 @@ func storeFunc(t Target, o Options) sink {
 		now = time.Now
 	}
 	scope := retrieval.Scope{Tenant: o.Tenant}
-	return func(ctx context.Context, doc Document, chunks []retrieval.Chunk) error {
+	return func(ctx context.Context, doc Document, chunks []retrieval.Chunk, tables []SchemaTable) error {
 		dst, other := t.Docs, t.FAQ
 		if doc.FAQ {
 			dst, other = t.FAQ, t.Docs
@@ -415,6 +424,11 @@ func storeFunc(t Target, o Options) sink {
 			err := other.DeleteDocument(ctx, scope, doc.ID)
 			if err != nil && !errors.Is(err, retrieval.ErrNotFound) {
 				return fmt.Errorf("remove from the other collection: %w", err)
+			}
+		}
+		if t.Tables != nil {
+			if err := t.Tables.ReplaceTables(ctx, scope, doc.ID, tables); err != nil {
+				return fmt.Errorf("store tables: %w", err)
 			}
 		}
 		return nil

@@ -1,9 +1,11 @@
 package ingest
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -48,7 +50,9 @@ type Block struct {
 }
 
 // Parse loads data as the file at path p (slash-separated), choosing the
-// loader by extension: .md/.markdown, .txt, .csv, .jsonl, .html/.htm. A
+// loader by extension: .md/.markdown, .txt, .csv, .tsv, .jsonl,
+// .html/.htm, and the binary formats .xlsx, .pdf, .docx and .pptx (see
+// DocOptions). A
 // .jsonl or .csv file whose records have question and answer fields is an
 // FAQ file (see ParseFAQ): the Document then has FAQ set and its Entries
 // instead of Blocks. An unknown extension yields an error matching
@@ -58,16 +62,25 @@ type Block struct {
 // returned Document has ID, Path and Hash set; Source is left to the
 // caller.
 func Parse(p string, data []byte, o Options) (Document, error) {
-	return parse(p, data, o, false)
+	return parse(context.Background(), p, data, o, false)
 }
 
 // parse is Parse; asFAQ reads the file as an FAQ file whatever its content.
-func parse(p string, data []byte, o Options, asFAQ bool) (Document, error) {
+func parse(ctx context.Context, p string, data []byte, o Options, asFAQ bool) (Document, error) {
 	p = path.Clean(strings.TrimPrefix(filepath.ToSlash(p), "./"))
 	doc := Document{ID: DocID(p), Path: p, Title: fileTitle(p), Hash: contentHash(data)}
 	ext := strings.ToLower(path.Ext(p))
 	if !Supported(p) {
 		return doc, fmt.Errorf("%w: %q", ErrUnsupported, ext)
+	}
+	if ext == ".xlsx" {
+		if asFAQ {
+			return doc, fmt.Errorf("%w: %q is not an FAQ format (.jsonl or .csv)", ErrUnsupported, ext)
+		}
+		return doc, loadXLSX(&doc, data)
+	}
+	if isOffice(ext) && !asFAQ { // binary formats: PDF, DOCX, PPTX
+		return doc, loadOffice(ctx, &doc, ext, data, o.Doc)
 	}
 	if err := checkText(data); err != nil {
 		return doc, err
@@ -89,6 +102,8 @@ func parse(p string, data []byte, o Options, asFAQ bool) (Document, error) {
 		loadText(&doc, text)
 	case ".csv":
 		err = loadCSV(&doc, text)
+	case ".tsv":
+		err = loadTSV(&doc, text)
 	case ".jsonl":
 		err = loadJSONL(&doc, text, o.JSONL)
 	case ".html", ".htm":
@@ -100,10 +115,10 @@ func parse(p string, data []byte, o Options, asFAQ bool) (Document, error) {
 // Supported reports whether Parse has a loader for the file name's extension.
 func Supported(name string) bool {
 	switch strings.ToLower(path.Ext(name)) {
-	case ".md", ".markdown", ".txt", ".csv", ".jsonl", ".html", ".htm":
+	case ".md", ".markdown", ".txt", ".csv", ".tsv", ".xlsx", ".jsonl", ".html", ".htm":
 		return true
 	}
-	return false
+	return isOffice(name)
 }
 
 // fileTitle derives a title from a file name: "travel_policy.md" gives
@@ -123,6 +138,8 @@ type sections struct {
 	// trimLeft drops leading blanks of lines, for sources (HTML) whose
 	// indentation is markup layout rather than content.
 	trimLeft bool
+	// unwrap joins hard-wrapped paragraphs (Markdown).
+	unwrap bool
 }
 
 // heading closes the current section and opens one at the given level.
@@ -150,16 +167,43 @@ func (s *sections) flush() {
 		}
 		raw = strings.Join(lines, "\n")
 	}
+	if s.unwrap {
+		raw = unwrap(raw)
+	}
 	body := cleanBody(raw)
 	if body == "" {
 		return
 	}
+	hs := s.headings()
+	s.doc.Blocks = append(s.doc.Blocks, Block{Headings: hs, Text: body, ContentType: retrieval.ContentText,
+		Locator: strings.Join(hs, " > ")})
+}
+
+// headings returns the open heading path, the document's title first.
+func (s *sections) headings() []string {
 	hs := append([]string(nil), s.path...)
 	if len(hs) == 0 || hs[0] != s.doc.Title {
 		hs = append([]string{s.doc.Title}, hs...)
 	}
-	s.doc.Blocks = append(s.doc.Blocks, Block{Headings: hs, Text: body, ContentType: retrieval.ContentText,
-		Locator: strings.Join(hs, " > ")})
+	return hs
+}
+
+// table closes the current section's prose and adds a table standing
+// under the open heading (Markdown, HTML): it is named name, or by that
+// heading (the document's title when there is none) when name is "", and
+// located by the heading path, each row as "row N" counted from its first
+// data row.
+func (s *sections) table(name string, header []string, cells [][]string) {
+	s.flush()
+	hs := s.headings()
+	if name == "" {
+		name = hs[len(hs)-1]
+	}
+	t := Table{Name: name, Headings: hs, Locator: strings.Join(hs, " > "), Header: header}
+	for i, c := range cells {
+		t.Rows = append(t.Rows, Row{Cells: c, Locator: "row " + strconv.Itoa(i+1)})
+	}
+	s.doc.AddTable(t)
 }
 
 // cleanBody trims every line and collapses runs of blank lines into one.
@@ -187,7 +231,11 @@ func cleanBody(s string) string {
 
 // loadMarkdown splits Markdown at ATX headings (# to ######) outside fenced
 // code blocks; each heading section becomes a block whose Headings are the
-// heading path. The first level-1 heading, if any, is the title.
+// heading path. The first level-1 heading, if any, is the title. A table
+// (a header line, a delimiter row and the lines with cells after it)
+// becomes a Table named by the heading it stands under (see
+// sections.table); the prose around it stays prose. Hard-wrapped
+// paragraphs are joined (see unwrap).
 func loadMarkdown(doc *Document, text string) {
 	lines := strings.Split(text, "\n")
 	for _, l := range lines {
@@ -196,9 +244,10 @@ func loadMarkdown(doc *Document, text string) {
 			break
 		}
 	}
-	s := sections{doc: doc}
+	s := sections{doc: doc, unwrap: true}
 	fence := ""
-	for _, l := range lines {
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
 		t := strings.TrimSpace(l)
 		switch {
 		case fence != "":
@@ -210,6 +259,12 @@ func loadMarkdown(doc *Document, text string) {
 		default:
 			if lvl, h := atxHeading(l); lvl > 0 {
 				s.heading(lvl, h)
+				continue
+			}
+			if i+1 < len(lines) && isTableLine(l) && isDelimiterRow(lines[i+1]) {
+				header, cells, n := markdownTable(lines[i:])
+				s.table("", header, cells)
+				i += n - 1
 				continue
 			}
 		}
@@ -238,7 +293,8 @@ func atxHeading(l string) (int, string) {
 }
 
 // loadText loads plain text as one block. A short first line followed by a
-// blank line is taken as the title. Its chunks have no locator.
+// blank line is taken as the title. Hard-wrapped paragraphs are joined (see
+// unwrap). Its chunks have no locator.
 func loadText(doc *Document, text string) {
 	text = strings.TrimSpace(text)
 	if first, rest, ok := strings.Cut(text, "\n\n"); ok && !strings.Contains(first, "\n") {
@@ -249,7 +305,7 @@ func loadText(doc *Document, text string) {
 			text = rest
 		}
 	}
-	if body := cleanBody(text); body != "" {
+	if body := cleanBody(unwrap(text)); body != "" {
 		doc.Blocks = append(doc.Blocks, Block{Headings: []string{doc.Title}, Text: body, ContentType: retrieval.ContentText})
 	}
 }

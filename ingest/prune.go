@@ -38,6 +38,11 @@ func prune(ctx context.Context, t Target, trees []*tree, o Options, rep *Report)
 				rep.Errors = append(rep.Errors, FileError{Path: tr.show(rel), Err: fmt.Errorf("prune: %w", err)})
 				continue
 			}
+			if t.Tables != nil {
+				if err := t.Tables.ReplaceTables(ctx, scope, d.DocID, nil); err != nil {
+					rep.Errors = append(rep.Errors, FileError{Path: tr.show(rel), Err: fmt.Errorf("prune tables: %w", err)})
+				}
+			}
 			rep.Pruned = append(rep.Pruned, d)
 			pruned[tr]++
 		}

@@ -159,3 +159,35 @@ func scalar(v any) string {
 	}
 	return ""
 }
+
+// loadTSV reads a tab-separated file as loadCSV reads a CSV file: the first
+// line is the header, each later non-blank line a row located "row N" by
+// its line. Cells are split at tabs only; quotes are text, except that a
+// cell wholly in double quotes (as spreadsheets export one) loses them
+// and its doubled quotes are single.
+func loadTSV(doc *Document, text string) error {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	var t Table
+	for n, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		cells := strings.Split(l, "\t")
+		for i, c := range cells {
+			c = strings.TrimSpace(c)
+			if len(c) >= 2 && c[0] == '"' && c[len(c)-1] == '"' {
+				c = strings.ReplaceAll(c[1:len(c)-1], `""`, `"`)
+			}
+			cells[i] = c
+		}
+		if t.Header == nil {
+			t.Header = cells
+			continue
+		}
+		t.Rows = append(t.Rows, Row{Cells: cells, Locator: "row " + strconv.Itoa(n+1)})
+	}
+	if t.Header != nil {
+		doc.AddTable(t)
+	}
+	return nil
+}

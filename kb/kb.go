@@ -1,6 +1,7 @@
 // Package kb opens knowledge bases: the bundled sample handbook (built in
 // memory at start-up, the default of the CLI) and stores named by a
-// location string ("embedded:DIR" or "qdrant://host:6334/collection").
+// location string ("embedded:DIR", "qdrant://host:6334/collection",
+// "memory:"), whose scheme selects a registered opener (Register).
 //
 // A knowledge base has two collections: documents, and FAQ entries
 // (question plus standard answer). Both are filled by package ingest, the
@@ -19,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/adaptrag/adaptrag/ingest"
+	"github.com/adaptrag/adaptrag/records"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/memstore"
 	"github.com/adaptrag/adaptrag/retrieval/qdrant"
@@ -36,9 +38,19 @@ type KB struct {
 	// Location is the location it was opened from ("" for one built in
 	// memory).
 	Location string
+	// Records is the records database of an embedded knowledge base
+	// (DIR/records.db: every ingested table, see package records); nil
+	// when it has none (nothing with tables was ingested, or a Qdrant
+	// store).
+	Records *records.DB
 
 	docs, faq retrieval.Store
 }
+
+// New returns a knowledge base of two stores, for an Opener: docs is
+// required, faq may be nil (no FAQ collection). location is what Open was
+// given. Close closes both.
+func New(location string, docs, faq retrieval.Store) *KB { return newKB(location, docs, faq) }
 
 // newKB wraps two stores; faq may be nil.
 func newKB(location string, docs, faq retrieval.Store) *KB {
@@ -51,11 +63,20 @@ func newKB(location string, docs, faq retrieval.Store) *KB {
 
 // Target returns the collections as ingestion writes to them. The writes
 // fail (memstore.ErrReadOnly) on a knowledge base opened for reading.
-func (k *KB) Target() ingest.Target { return ingest.Target{Docs: k.docs, FAQ: k.faq} }
+func (k *KB) Target() ingest.Target {
+	t := ingest.Target{Docs: k.docs, FAQ: k.faq}
+	if k.Records != nil {
+		t.Tables = k.Records
+	}
+	return t
+}
 
-// Close closes both collections.
+// Close closes both collections and the records database.
 func (k *KB) Close() error {
 	var errs []error
+	if k.Records != nil {
+		errs = append(errs, k.Records.Close())
+	}
 	for _, s := range []retrieval.Store{k.docs, k.faq} {
 		if s != nil {
 			errs = append(errs, s.Close())
@@ -99,8 +120,10 @@ func Sample(ctx context.Context, emb retrieval.Embedder) (*KB, error) {
 }
 
 // FromFS builds an in-memory knowledge base from the files of fsys with
-// ingest.IngestFS: documents, and the entries of FAQ files (recognised by
-// content) as the FAQ collection, which is nil when there are none. Any
+// ingest.IngestFS: documents, the entries of FAQ files (recognised by
+// content) as the FAQ collection, which is nil when there are none, and
+// the files' tables as an in-memory records database (Records, nil when
+// there are none). Any
 // file that fails to load fails the build.
 func FromFS(ctx context.Context, files fs.FS, emb retrieval.Embedder) (*KB, error) {
 	if emb == nil {
@@ -116,6 +139,10 @@ func FromFS(ctx context.Context, files fs.FS, emb retrieval.Embedder) (*KB, erro
 		return nil, err
 	}
 	k := newKB("", docs, faq)
+	if k.Records, err = records.OpenKB(ctx, "", records.Config{}); err != nil {
+		k.Close()
+		return nil, fmt.Errorf("kb: %w", err)
+	}
 	rep, err := ingest.IngestFS(ctx, k.Target(), files, ingest.Options{Embedder: emb, BatchSize: 64})
 	if err == nil {
 		err = rep.Err()
@@ -124,9 +151,15 @@ func FromFS(ctx context.Context, files fs.FS, emb retrieval.Embedder) (*KB, erro
 		k.Close()
 		return nil, fmt.Errorf("kb: load: %w", err)
 	}
+	if len(k.Records.Tables()) == 0 {
+		k.Records.Close()
+		k.Records = nil
+	}
 	if rep.FAQEntries == 0 {
 		faq.Close()
+		rec := k.Records
 		k = newKB("", docs, nil)
+		k.Records = rec
 	}
 	return k, nil
 }
@@ -158,27 +191,33 @@ type Options struct {
 	Dim int
 }
 
-// Open opens the knowledge base a location names:
+// Open opens the knowledge base a location names, through the opener
+// registered for its scheme (the part before the first colon; see
+// Register). The built-in schemes are:
 //
 //	embedded:DIR                    the embedded store in DIR (DIR/docs, DIR/faq)
 //	embedded:                       the same in DefaultDir
-//	qdrant://host:6334/collection   Qdrant; the FAQ collection is collection_faq
+//	qdrant://host:6334/collection   Qdrant; the FAQ collection is collection_faq (http:// and https:// too)
+//	memory:                         a new, empty knowledge base in memory, gone when closed
 //
 // A knowledge base opened for reading may lack its FAQ collection (FAQ is
-// then nil); one opened with Options.Create has both.
+// then nil); one opened with Options.Create has both. An unknown scheme is
+// an error matching ErrLocation.
 func Open(ctx context.Context, location string, o Options) (*KB, error) {
-	var k *KB
-	var err error
-	switch {
-	case strings.HasPrefix(location, "embedded:"):
-		k, err = openEmbedded(ctx, location, o)
-	case strings.HasPrefix(location, "qdrant://"), strings.HasPrefix(location, "http://"), strings.HasPrefix(location, "https://"):
-		k, err = openQdrant(ctx, location, o)
-	default:
-		return nil, fmt.Errorf("%w: %q (want embedded:DIR or qdrant://host:6334/collection)", ErrLocation, location)
+	scheme, _, ok := strings.Cut(location, ":")
+	var open Opener
+	if ok {
+		open = lookup(scheme)
 	}
+	if open == nil {
+		return nil, fmt.Errorf("%w: %q (want %s)", ErrLocation, location, strings.Join(schemes(), ", "))
+	}
+	k, err := open(ctx, location, o)
 	if err != nil {
 		return nil, err
+	}
+	if k == nil || k.docs == nil {
+		return nil, fmt.Errorf("kb: the opener of %q returned no document collection: %w", scheme, retrieval.ErrInvalid)
 	}
 	if d := k.docs.Dim(); o.Dim > 0 && d > 0 && d != o.Dim {
 		k.Close()
@@ -209,17 +248,29 @@ func openEmbedded(ctx context.Context, location string, o Options) (*KB, error) 
 		return nil, fmt.Errorf("kb: %w", err)
 	}
 	faq, err := open("faq")
+	var k *KB
 	switch {
 	case errors.Is(err, retrieval.ErrNotFound) && !o.Create:
-		return newKB(location, docs, nil), nil // documents only
+		k = newKB(location, docs, nil) // documents only
 	case err != nil:
 		docs.Close()
 		return nil, fmt.Errorf("kb: %w", err)
+	default:
+		k = newKB(location, docs, faq)
 	}
-	return newKB(location, docs, faq), nil
+	if o.Create || records.Exists(dir) {
+		if k.Records, err = records.OpenKB(ctx, dir, records.Config{Create: o.Create}); err != nil {
+			k.Close()
+			return nil, fmt.Errorf("kb: %w", err)
+		}
+	}
+	return k, nil
 }
 
 func openQdrant(ctx context.Context, location string, o Options) (*KB, error) {
+	if _, rest, _ := strings.Cut(location, ":"); !strings.HasPrefix(rest, "//") {
+		return nil, fmt.Errorf("%w: %q (want qdrant://host:6334/collection)", ErrLocation, location)
+	}
 	cfg, err := qdrant.ParseURL(location)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrLocation, err)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tmc/langchaingo/llms"
@@ -46,6 +47,10 @@ type Model struct {
 	timeout  time.Duration
 	server   string // the server's base URL, for server.address and server.port
 	tracing  Tracing
+	// plain is set once the server has answered a streamed request with a
+	// plain completion: later streamed calls ask for a plain one at once.
+	// It is shared by the copies WithTracing makes.
+	plain *atomic.Bool
 }
 
 var (
@@ -84,7 +89,7 @@ func NewOpenAI(c Config, opts ...openai.Option) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llm: openai client: %w", err)
 	}
-	return &Model{llm: m, provider: "openai", name: name, timeout: c.Timeout, server: base}, nil
+	return &Model{llm: m, provider: "openai", name: name, timeout: c.Timeout, server: base, plain: new(atomic.Bool)}, nil
 }
 
 // NewOllama returns a Model using Ollama's native API at c.OllamaHost. It
@@ -105,7 +110,7 @@ func NewOllama(c Config) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llm: ollama client: %w", err)
 	}
-	return &Model{llm: m, provider: "ollama", name: name, timeout: c.Timeout, server: c.OllamaHost}, nil
+	return &Model{llm: m, provider: "ollama", name: name, timeout: c.Timeout, server: c.OllamaHost, plain: new(atomic.Bool)}, nil
 }
 
 // New picks a client from c: OpenAI-compatible when an API key or base URL
@@ -134,14 +139,61 @@ func (m *Model) Generate(ctx context.Context, req Request) (Response, error) {
 // GenerateStream implements Streamer through langchaingo's streaming call
 // option: the server sends the completion as server-sent events and onText
 // receives each piece.
+//
+// Some OpenAI-compatible servers ignore "stream": true and answer with a
+// plain completion, which langchaingo reads as an empty stream. When a
+// stream delivers no text at all, the call is made again without
+// streaming and onText receives the whole answer at once; the model then
+// remembers that its server does not stream. Should that call fail too, a
+// failure the server reported stays what it was, and an empty answer is
+// ErrUnavailable (the server did not answer the stream), never ErrRefused.
 func (m *Model) GenerateStream(ctx context.Context, req Request, onText func(string) error) (Response, error) {
-	return m.GenerateWith(ctx, req, llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+	if m.plain != nil && m.plain.Load() {
+		return m.plainAnswer(ctx, req, onText)
+	}
+	pieces := 0
+	resp, err := m.GenerateWith(ctx, req, llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
 		if len(chunk) == 0 {
 			return nil
 		}
+		pieces++
 		return onText(string(chunk))
 	}))
+	if pieces > 0 || ctx.Err() != nil || !errors.Is(err, errEmpty) {
+		return resp, err
+	}
+	// Nothing was streamed: the server may not stream at all.
+	resp2, err2 := m.plainAnswer(ctx, req, onText)
+	resp2.Usage.InputTokens += resp.Usage.InputTokens
+	resp2.Usage.OutputTokens += resp.Usage.OutputTokens
+	switch {
+	case err2 == nil:
+		if m.plain != nil {
+			m.plain.Store(true)
+		}
+		return resp2, nil
+	case errors.Is(err2, errEmpty):
+		return resp2, fmt.Errorf("%w: %s %s: the server sent no stream and no plain answer", ErrUnavailable, m.provider, m.name)
+	}
+	return resp2, err2
 }
+
+// plainAnswer makes a call without streaming and hands its whole text to
+// onText.
+func (m *Model) plainAnswer(ctx context.Context, req Request, onText func(string) error) (Response, error) {
+	resp, err := m.GenerateWith(ctx, req)
+	if err != nil {
+		return resp, err
+	}
+	if err := onText(resp.Text); err != nil {
+		return resp, err
+	}
+	return resp, nil
+}
+
+// errEmpty marks an empty completion (inside ErrRefused), so that a stream
+// that delivered nothing can be told from other refusals.
+var errEmpty = errors.New("empty completion")
 
 // GenerateWith is Generate with extra langchaingo call options (for example
 // llms.WithTemperature(0)); options derived from req are applied first.
@@ -177,12 +229,18 @@ func (m *Model) generate(ctx context.Context, req Request, opts []llms.CallOptio
 	callOpts = append(callOpts, opts...)
 
 	out, err := m.llm.GenerateContent(ctx, msgs, callOpts...)
-	if err != nil {
-		// langchaingo replaces context errors by plain strings; restore
-		// the context's own error so timeouts stay matchable.
-		if cerr := ctx.Err(); cerr != nil {
-			return Response{}, "", fmt.Errorf("llm: %s %s: %w", m.provider, m.name, context.Cause(ctx))
+	if cerr := ctx.Err(); cerr != nil {
+		// langchaingo returns the text streamed so far, with a nil error,
+		// when the context ends during a streamed completion: a cut answer
+		// is never an answer. The tokens it cost are still reported.
+		var usage Usage
+		if err == nil && out != nil && len(out.Choices) > 0 && out.Choices[0] != nil {
+			usage = Usage{InputTokens: intInfo(out.Choices[0].GenerationInfo, "PromptTokens"),
+				OutputTokens: intInfo(out.Choices[0].GenerationInfo, "CompletionTokens")}
 		}
+		return Response{Model: m.name, Usage: usage}, "", fmt.Errorf("llm: %s %s: no complete answer before the call's context ended: %w", m.provider, m.name, context.Cause(ctx))
+	}
+	if err != nil {
 		return Response{}, "", fmt.Errorf("%w: %s %s: %w", ErrUnavailable, m.provider, m.name, err)
 	}
 	if out == nil || len(out.Choices) == 0 || out.Choices[0] == nil {
@@ -203,7 +261,7 @@ func (m *Model) generate(ctx context.Context, req Request, opts []llms.CallOptio
 	}
 	// A refusal arrives as null content (langchaingo drops the refusal text).
 	if strings.TrimSpace(ch.Content) == "" && len(ch.ToolCalls) == 0 {
-		return resp, finish, fmt.Errorf("%w: %s %s: empty completion", ErrRefused, m.provider, m.name)
+		return resp, finish, fmt.Errorf("%w: %s %s: %w", ErrRefused, m.provider, m.name, errEmpty)
 	}
 	return resp, finish, nil
 }

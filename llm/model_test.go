@@ -269,3 +269,80 @@ func TestGenerateStreamThroughLangchaingo(t *testing.T) {
 		t.Errorf("a failing callback did not stop the stream: %v", err)
 	}
 }
+
+// A deadline that ends a streamed completion midway must not yield the
+// text streamed so far as an answer: langchaingo returns it with a nil
+// error.
+func TestGenerateStreamCutByDeadline(t *testing.T) {
+	content := strings.Repeat("tok ", 40) // 40 deltas of 4 runes
+	srv := llmtest.NewServer(t, llmtest.Fixed(llmtest.Reply{Content: content, ChunkDelay: 20 * time.Millisecond}))
+	for _, tt := range []struct {
+		name    string
+		timeout time.Duration // the model's own
+		ctx     time.Duration // the caller's
+	}{{"caller deadline", 0, 200 * time.Millisecond}, {"model timeout", 200 * time.Millisecond, 0}} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			if tt.ctx > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.ctx)
+				defer cancel()
+			}
+			var streamed strings.Builder
+			resp, err := newModel(t, srv.URL, tt.timeout).GenerateStream(ctx, userReq, func(s string) error {
+				streamed.WriteString(s)
+				return nil
+			})
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("err = %v, text %q; want DeadlineExceeded", err, resp.Text)
+			}
+			if resp.Text != "" {
+				t.Errorf("a cut answer was returned: %q", resp.Text)
+			}
+			if streamed.Len() == 0 || streamed.Len() >= len(content) {
+				t.Errorf("streamed %d of %d bytes: the deadline did not cut the stream midway", streamed.Len(), len(content))
+			}
+		})
+	}
+}
+
+// A server that answers "stream": true with a plain completion gets the
+// same answer from GenerateStream as from Generate.
+func TestGenerateStreamServerThatDoesNotStream(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Fixed(llmtest.Reply{Content: "7 days [1]", IgnoreStream: true}))
+	m := newModel(t, srv.URL, 0)
+	for i := range 2 {
+		var pieces []string
+		resp, err := m.GenerateStream(context.Background(), userReq, func(s string) error { pieces = append(pieces, s); return nil })
+		if err != nil {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+		if resp.Text != "7 days [1]" || strings.Join(pieces, "") != resp.Text {
+			t.Fatalf("call %d: text %q, pieces %q", i+1, resp.Text, pieces)
+		}
+	}
+	reqs := srv.Requests()
+	// The first call streams, finds nothing and asks again without a
+	// stream; the second knows the server does not stream.
+	if len(reqs) != 3 || !reqs[0].Stream || reqs[1].Stream || reqs[2].Stream {
+		t.Fatalf("%d requests, stream flags %v", len(reqs), streamFlags(reqs))
+	}
+}
+
+// A server that sends neither a stream nor a plain answer is unavailable,
+// not a model that refused.
+func TestGenerateStreamNothingIsUnavailable(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Fixed(llmtest.Reply{Content: "", IgnoreStream: true}))
+	_, err := newModel(t, srv.URL, 0).GenerateStream(context.Background(), userReq, func(string) error { return nil })
+	if !errors.Is(err, llm.ErrUnavailable) || errors.Is(err, llm.ErrRefused) {
+		t.Fatalf("err = %v, want ErrUnavailable and not ErrRefused", err)
+	}
+}
+
+func streamFlags(reqs []llmtest.Request) []bool {
+	var out []bool
+	for _, r := range reqs {
+		out = append(out, r.Stream)
+	}
+	return out
+}

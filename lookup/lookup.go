@@ -341,7 +341,16 @@ func matches(r *retrieval.Record, filters [][2]string) bool {
 // period returns the half-open date range a question names, relative to
 // the store's clock, and the words that named it ("" when none).
 func (s *Store) period(q string) (from, to time.Time, words string) {
-	now := s.now()
+	return periodOf(q, s.now())
+}
+
+// periodOf returns the half-open date range q names relative to now: a
+// relative period (这个月, last month, 今年, last year) or a named month or
+// year (2026年3月, March 2026, 2026-03, 2026年, in 2026).
+func periodOf(q string, now time.Time) (from, to time.Time, words string) {
+	if from, to, words, ok := namedPeriod(q); ok {
+		return from, to, words
+	}
 	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
 	year := time.Date(now.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
 	switch {

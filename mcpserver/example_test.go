@@ -23,7 +23,7 @@ func ExampleNew() {
 	emb := embed.NewHashing(embed.HashingConfig{})
 	k, _ := kb.Sample(ctx, emb)
 	defer k.Close()
-	pipe, _ := adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
+	pipe, _ := adaptrag.New(ctx, adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
 
 	srv, err := mcpserver.New(pipe, mcpserver.Config{KB: k})
 	if err != nil {

@@ -37,7 +37,7 @@ func samplePipeline(t testing.TB) (*kb.KB, *adaptrag.Pipeline) {
 		if sample.kb, sample.err = kb.Sample(context.Background(), emb); sample.err != nil {
 			return
 		}
-		sample.pipe, sample.err = adaptrag.New(adaptrag.Deps{Docs: sample.kb.Docs, FAQ: sample.kb.FAQ, Embedder: emb}, adaptrag.Options{})
+		sample.pipe, sample.err = adaptrag.New(context.Background(), adaptrag.Deps{Docs: sample.kb.Docs, FAQ: sample.kb.FAQ, Embedder: emb}, adaptrag.Options{})
 	})
 	if sample.err != nil {
 		t.Fatal(sample.err)

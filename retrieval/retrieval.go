@@ -9,6 +9,7 @@ package retrieval
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -196,23 +197,73 @@ const (
 )
 
 // Searcher is the read side of a collection: what answering questions
-// needs. Implementations are safe for concurrent use.
+// needs. Only dense search is required; a collection that also has lexical
+// search implements SparseSearcher, one that fuses both itself implements
+// HybridSearcher, and the pipeline finds them by type assertion (see
+// SearchHybrid). Implementations are safe for concurrent use.
 type Searcher interface {
 	// SearchDense returns the K nearest chunks to req.Vector by cosine.
 	SearchDense(ctx context.Context, req Request) ([]Hit, error)
+	// Dim is the dense dimension the store expects (0 until known).
+	Dim() int
+}
+
+// SparseSearcher is a collection with lexical (BM25) search.
+type SparseSearcher interface {
 	// SearchSparse returns the K best BM25 matches for req.Text.
 	SearchSparse(ctx context.Context, req Request) ([]Hit, error)
+}
+
+// HybridSearcher is a collection that runs and fuses the dense and sparse
+// legs of a hybrid search itself (in one round trip, say).
+type HybridSearcher interface {
 	// SearchHybrid fuses a dense and a sparse leg of req.Candidates each by
 	// reciprocal-rank fusion and returns the best K.
 	SearchHybrid(ctx context.Context, req Request) ([]Hit, error)
-	// Dim is the dense dimension the store expects (0 until known).
-	Dim() int
+}
+
+// SearchHybrid runs a hybrid search on s: s's own when it is a
+// HybridSearcher; otherwise a dense leg of req.Candidates hits and, when s
+// is a SparseSearcher and req.Text is set, a sparse leg of as many, fused
+// here by weighted reciprocal-rank fusion (FuseWeightedRRF with req.RRFK,
+// req.DenseWeight and req.SparseWeight), the best K kept. A dense-only
+// collection thus answers with its dense candidates, fused alone.
+func SearchHybrid(ctx context.Context, s Searcher, req Request) ([]Hit, error) {
+	if h, ok := s.(HybridSearcher); ok {
+		return h.SearchHybrid(ctx, req)
+	}
+	if req.K <= 0 {
+		return nil, fmt.Errorf("hybrid search: %w: K = %d", ErrInvalid, req.K)
+	}
+	leg := req
+	leg.K = req.Candidates
+	if leg.K <= 0 {
+		leg.K = DefaultCandidates
+	}
+	dense, err := s.SearchDense(ctx, leg)
+	if err != nil {
+		return nil, fmt.Errorf("hybrid search: dense leg: %w", err)
+	}
+	var sparse []Hit
+	if sp, ok := s.(SparseSearcher); ok && req.Text != "" {
+		if sparse, err = sp.SearchSparse(ctx, leg); err != nil {
+			return nil, fmt.Errorf("hybrid search: sparse leg: %w", err)
+		}
+	}
+	fused := FuseWeightedRRF(req.RRFK, []float64{req.DenseWeight, req.SparseWeight}, dense, sparse)
+	if len(fused) == 0 {
+		return nil, nil
+	}
+	return fused[:min(req.K, len(fused))], nil
 }
 
 // Store is a searchable, writable collection of chunks. Implementations are
 // safe for concurrent use.
 type Store interface {
 	Searcher
+	// A store indexes what it holds for every kind of search.
+	SparseSearcher
+	HybridSearcher
 	// Upsert inserts or replaces chunks by ID. Upserting the same chunks
 	// twice leaves the store unchanged.
 	Upsert(ctx context.Context, chunks []Chunk) error
@@ -321,6 +372,9 @@ type Aggregate struct {
 	Value   float64  // the total, or the count
 	Unit    string   // of Value, when known
 	Records []Record // the records counted, for citation
+	// Rows is the number of records counted, when Records may hold only
+	// the first of them (a row limit); 0 means len(Records).
+	Rows int
 }
 
 // Aggregator is implemented by lookups that can answer totals and counts

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -89,11 +90,15 @@ func TestBrowser(t *testing.T) {
 	// script error, a refused resource, a CSP violation).
 	var mu sync.Mutex
 	var problems []string
+	var expectRefusal atomic.Bool
 	messages := chromedp.Console(ctx)
 	go func() {
 		for m, err := range messages {
 			if err != nil {
 				return
+			}
+			if strings.Contains(m.Text, "status of 400") && strings.HasSuffix(m.URL, "/v1/ask") && expectRefusal.Load() {
+				continue // the question refused on purpose below
 			}
 			if m.IsException() || m.Type == "error" || m.Type == "warning" && strings.Contains(m.Text, "Content Security Policy") {
 				mu.Lock()
@@ -107,7 +112,7 @@ func TestBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#diagram svg`))); err != nil {
 		t.Fatalf("load the page: %v", err)
 	}
-	for i, tc := range []struct {
+	tcs := []struct {
 		q, route, heading string
 		retrieves         []string // nodes the route must take
 		cites             bool
@@ -116,7 +121,8 @@ func TestBrowser(t *testing.T) {
 		{qFactual, "factual", "路由", []string{"dense", "evidence", "generate"}, true},
 		{qAnalytical, "analytical", "路由", []string{"hybrid", "rerank", "evidence", "generate"}, true},
 		{"Compare travel claims and entertainment claims", "analytical", "Route", []string{"hybrid", "rerank"}, true},
-	} {
+	}
+	for i, tc := range tcs {
 		if err := chromedp.Do(ctx,
 			chromedp.SetValue(chromedp.CSS("#question"), tc.q),
 			chromedp.Click(chromedp.CSS("#send")),
@@ -168,11 +174,36 @@ func TestBrowser(t *testing.T) {
 		}
 		t.Logf("screenshot: %s (%d bytes)", path, len(png))
 	}
+	// The question box takes what the server takes, no more.
+	maxLen, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelector("#question").maxLength`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := p.pipeline(t).MaxQuestionRunes(); maxLen != want {
+		t.Errorf("the question box takes %d characters, the server %d", maxLen, want)
+	}
+	// A run that fails leaves no path lit: not the previous run's.
+	expectRefusal.Store(true)
+	n := len(tcs) + 1
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS("#question"), manyParts(DefaultMaxQuestionParts+1)),
+		chromedp.Click(chromedp.CSS("#send")),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#turns .turn:nth-child(%d)[data-state="error"]`, n))),
+	); err != nil {
+		t.Fatalf("a failing question: %v", err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[pageState](readPage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Visited) != 0 || got.Edges != 0 || len(got.Nodes) != 0 || !strings.Contains(got.Answer, string(CodeTooManyParts)) {
+		t.Errorf("after an error: highlighted %v, %d edges, node rows %v, answer %q", got.Visited, got.Edges, got.Nodes, got.Answer)
+	}
 	// At phone width everything fits in one column.
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
 		t.Fatal(err)
 	}
-	got, err := chromedp.Run(ctx, chromedp.Evaluate[pageState](readPage))
+	got, err = chromedp.Run(ctx, chromedp.Evaluate[pageState](readPage))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,8 @@ type Code string
 // Error codes and the HTTP status each is sent with.
 const (
 	CodeInvalidJSON      Code = "invalid_json"           // 400: malformed JSON, a wrong type, an unknown field
-	CodeInvalidRequest   Code = "invalid_request"        // 400: a value out of range (k, mode, timeout_ms, format)
+	CodeInvalidRequest   Code = "invalid_request"        // 400: a value out of range (k, mode, timeout_ms, format), two Authorization headers
+	CodeTooManyParts     Code = "too_many_parts"         // 400: a compound question with more parts than the server takes
 	CodeEmptyQuestion    Code = "empty_question"         // 400
 	CodeQuestionTooLong  Code = "question_too_long"      // 400
 	CodeInvalidUTF8      Code = "invalid_utf8"           // 400
@@ -30,6 +31,7 @@ const (
 	CodeForbiddenHost    Code = "forbidden_host"         // 403: without --auth, a Host that is not loopback
 	CodeNotFound         Code = "not_found"              // 404: no such path, or a run that is unknown or expired
 	CodeMethodNotAllowed Code = "method_not_allowed"     // 405
+	CodeRequestTimeout   Code = "request_timeout"        // 408: the body did not arrive within the server's read timeout
 	CodeBodyTooLarge     Code = "body_too_large"         // 413
 	CodeUnsupportedMedia Code = "unsupported_media_type" // 415: a POST body that is not application/json
 	CodeTooManyRuns      Code = "too_many_runs"          // 429: the concurrent-run limit is reached
@@ -40,7 +42,7 @@ const (
 
 var codeStatus = map[Code]int{
 	CodeInvalidJSON: 400, CodeInvalidRequest: 400, CodeEmptyQuestion: 400, CodeQuestionTooLong: 400,
-	CodeInvalidUTF8: 400, CodeInvalidHistory: 400, CodeNoTenant: 400,
+	CodeInvalidUTF8: 400, CodeInvalidHistory: 400, CodeNoTenant: 400, CodeTooManyParts: 400, CodeRequestTimeout: 408,
 	CodeUnauthorized: 401, CodeForbiddenTenant: 403, CodeForbiddenHost: 403, CodeNotFound: 404,
 	CodeMethodNotAllowed: 405, CodeBodyTooLarge: 413, CodeUnsupportedMedia: 415, CodeTooManyRuns: 429,
 	CodeInternal: 500, CodeUnavailable: 503, CodeTimeout: 504,
@@ -54,8 +56,8 @@ func (c Code) Status() int {
 	return http.StatusInternalServerError
 }
 
-// apiError is an error response; it is also the payload of an SSE "error"
-// event.
+// apiError is an error response (api.Error); it is also the payload of an
+// SSE "error" event.
 type apiError struct {
 	Code    Code   `json:"code"`
 	Message string `json:"message"`

@@ -2,6 +2,7 @@ package service
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,60 +10,50 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/adaptrag/adaptrag"
+	"github.com/adaptrag/adaptrag/api"
 	"github.com/adaptrag/adaptrag/graph"
 	"github.com/adaptrag/adaptrag/plan"
+	"github.com/adaptrag/adaptrag/query"
 	"github.com/adaptrag/adaptrag/retrieval"
 )
 
 // MaxSearchK is the most passages POST /v1/search returns.
-const MaxSearchK = 100
+const MaxSearchK = api.MaxSearchK
 
-// askRequest is the body of POST /v1/ask.
-type askRequest struct {
-	Question  string             `json:"question"`
-	History   []adaptrag.Message `json:"history"`
-	Source    string             `json:"source"`
-	TimeoutMs int64              `json:"timeout_ms"`
-	// Tenant and Actor are accepted only to refuse them when they differ
-	// from the caller's: the key decides both.
-	Tenant *string `json:"tenant"`
-	Actor  *string `json:"actor"`
-}
+// askRequest is the body of POST /v1/ask (api.AskRequest).
+type askRequest api.AskRequest
 
-// searchRequest is the body of POST /v1/search.
-type searchRequest struct {
-	Query     string             `json:"query"`
-	K         int                `json:"k"`
-	Mode      string             `json:"mode"`
-	History   []adaptrag.Message `json:"history"`
-	Source    string             `json:"source"`
-	TimeoutMs int64              `json:"timeout_ms"`
-	Tenant    *string            `json:"tenant"`
-	Actor     *string            `json:"actor"`
-}
+// searchRequest is the body of POST /v1/search (api.SearchRequest).
+type searchRequest api.SearchRequest
 
 // runBody is what asks and searches share.
 type runBody interface {
 	// claims are the tenant and actor the body names (nil: none).
 	claims() (tenant, actor *string)
 	timeoutMs() int64
+	// question is the text the run will answer or search for.
+	question() string
 	// check refuses values out of range before a run slot is taken.
 	check() *apiError
 }
 
 func (b *askRequest) claims() (*string, *string) { return b.Tenant, b.Actor }
 func (b *askRequest) timeoutMs() int64           { return b.TimeoutMs }
+func (b *askRequest) question() string           { return b.Question }
 func (b *askRequest) check() *apiError           { return nil }
 
 func (b *searchRequest) claims() (*string, *string) { return b.Tenant, b.Actor }
 func (b *searchRequest) timeoutMs() int64           { return b.TimeoutMs }
+func (b *searchRequest) question() string           { return b.Query }
 func (b *searchRequest) check() *apiError {
 	if b.K < 0 || b.K > MaxSearchK {
 		return newError(CodeInvalidRequest, "k %d is out of range: 0 (the plan's) to %d", b.K, MaxSearchK)
@@ -74,11 +65,29 @@ func (b *searchRequest) check() *apiError {
 	return newError(CodeInvalidRequest, "mode %q: want \"dense\", \"hybrid\" or \"\" (the plan's)", b.Mode)
 }
 
-// resultBody is a Result as "adaptrag ask --json" prints it, with the id
-// of the run for GET /v1/graph?run=ID.
-type resultBody struct {
-	*adaptrag.Result
-	RunID string `json:"run_id"`
+// messages converts a body's history.
+func messages(h []api.Message) []adaptrag.Message {
+	if h == nil {
+		return nil
+	}
+	out := make([]adaptrag.Message, len(h))
+	for i, m := range h {
+		out[i] = adaptrag.Message{Role: m.Role, Content: m.Content}
+	}
+	return out
+}
+
+// response is a result in the v1 wire format, with the id of its run for
+// GET /v1/graph?run=ID, and its debug record when the request asked.
+func response(res *adaptrag.Result, runID string, debug bool) api.Response {
+	var out api.Response
+	if debug {
+		out = res.V1Debug()
+	} else {
+		out = res.V1()
+	}
+	out.RunID = runID
+	return out
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -111,7 +120,12 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) *apiError
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return newError(CodeBodyTooLarge, "the body is larger than %d bytes", s.cfg.MaxBodyBytes)
 		}
-		return newError(CodeInvalidJSON, "reading the body: %v", err)
+		if isTimeout(err) {
+			return newError(CodeRequestTimeout, "the body did not arrive within %s", s.readTimeout)
+		}
+		// The error names both ends of the connection: keep it for the log.
+		s.log.Info("reading a request body failed", slog.String("path", r.URL.Path), slog.Any("err", err))
+		return newError(CodeInvalidJSON, "the body could not be read to its end")
 	}
 	if !utf8.Valid(body) {
 		// encoding/json would silently replace the bad bytes.
@@ -176,16 +190,32 @@ func checkCaller(c caller, body runBody) *apiError {
 	return nil
 }
 
-// timeout is a request's run timeout: timeout_ms, at most Config.Timeout.
+// timeout is a request's run timeout: timeout_ms, from 1 to
+// Config.Timeout in milliseconds, or 0 for Config.Timeout. The comparison
+// is made in milliseconds, so no value overflows a time.Duration.
 func (s *Server) timeout(ms int64) (time.Duration, *apiError) {
 	limit := s.cfg.Timeout
 	switch {
 	case ms == 0:
 		return limit, nil
-	case ms < 0 || time.Duration(ms)*time.Millisecond > limit:
-		return 0, newError(CodeInvalidRequest, "timeout_ms %d is out of range: 1 to %d", ms, limit.Milliseconds())
+	case ms < 0 || ms > limit.Milliseconds():
+		return 0, newError(CodeInvalidRequest, "timeout_ms %d is out of range: 1 to %d (this server's timeout), or 0 for the server's", ms, limit.Milliseconds())
 	}
 	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// checkParts refuses a compound question with more sub-questions than
+// Config.MaxQuestionParts: each part is retrieved on its own, and a
+// question of dozens of parts would run out of the run's step budget.
+// Questions too long for the pipeline are left to its own check.
+func (s *Server) checkParts(q string) *apiError {
+	if utf8.RuneCountInString(q) > s.cfg.Pipeline.MaxQuestionRunes() {
+		return nil
+	}
+	if n := len(query.Split(q)); n > s.cfg.MaxQuestionParts {
+		return newError(CodeTooManyParts, "the question asks %d separate things; ask at most %d at a time", n, s.cfg.MaxQuestionParts)
+	}
+	return nil
 }
 
 // prepare does what asks and searches share before running: decode,
@@ -205,6 +235,9 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c caller, body 
 	limit, e := s.timeout(body.timeoutMs())
 	if e == nil {
 		e = body.check()
+	}
+	if e == nil {
+		e = s.checkParts(body.question())
 	}
 	if e != nil {
 		s.reject(r, e.Code)
@@ -234,6 +267,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c caller, body 
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, runID string, limit time.Duration, err error) {
 	e, cerr := classify(err, limit.String())
 	if cerr != nil {
+		infoOf(r.Context()).clientGone = true
 		s.log.Info("client went away; its run was cancelled", slog.String("run_id", runID))
 		return
 	}
@@ -253,21 +287,21 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request, c caller) {
 		return
 	}
 	defer done()
-	req := adaptrag.Request{Question: body.Question, History: body.History, Source: body.Source,
+	req := adaptrag.Request{Question: body.Question, History: messages(body.History), Source: body.Source,
 		Scope: retrieval.Scope{Tenant: c.Tenant}, Actor: c.Actor}
 	if wantsEvents(r) {
-		s.stream(ctx, w, r, runID, limit, c, req)
+		s.stream(ctx, w, r, runID, limit, c, req, body.Debug)
 		return
 	}
 	res, err := s.cfg.Pipeline.Ask(ctx, req)
 	if res != nil {
-		s.runs.put(runID, c.Tenant, res.Steps)
+		s.runs.put(runID, c.Tenant, res.Debug.Steps)
 	}
 	if err != nil {
 		s.fail(w, r, runID, limit, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, resultBody{res, runID})
+	writeJSON(w, http.StatusOK, response(res, runID, body.Debug))
 }
 
 // wantsEvents reports whether the client asked for Server-Sent Events.
@@ -283,7 +317,11 @@ func wantsEvents(r *http.Request) bool {
 // stream runs req and sends its events: "node" as each node finishes,
 // "token" with pieces of the answer, then "result" or "error". An error
 // before the first event is an ordinary error response.
-func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Request, runID string, limit time.Duration, c caller, req adaptrag.Request) {
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Request, runID string, limit time.Duration, c caller, req adaptrag.Request, debug bool) {
+	gone := func() {
+		infoOf(r.Context()).clientGone = true
+		s.log.Info("client went away; its run was cancelled", slog.String("run_id", runID))
+	}
 	out := newSSE(w)
 	for ev, err := range s.cfg.Pipeline.Stream(ctx, req) {
 		if err != nil {
@@ -293,7 +331,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			}
 			e, cerr := classify(err, limit.String())
 			if cerr != nil {
-				s.log.Info("client went away; its run was cancelled", slog.String("run_id", runID))
+				gone()
 				return
 			}
 			e.RunID = runID
@@ -309,12 +347,12 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		case adaptrag.EventToken:
 			werr = out.send("token", tokenEvent{Node: ev.Node, Text: ev.Text})
 		case adaptrag.EventResult:
-			s.runs.put(runID, c.Tenant, ev.Result.Steps)
-			werr = out.send("result", resultBody{ev.Result, runID})
+			s.runs.put(runID, c.Tenant, ev.Result.Debug.Steps)
+			werr = out.send("result", response(ev.Result, runID, debug))
 		}
 		if werr != nil {
 			// The client is gone: leaving the loop cancels the run.
-			s.log.Info("client went away; its run was cancelled", slog.String("run_id", runID))
+			gone()
 			return
 		}
 	}
@@ -328,15 +366,49 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request, c caller) 
 	}
 	defer done()
 	res, err := s.cfg.Pipeline.Search(ctx, adaptrag.SearchRequest{Query: body.Query, K: body.K, Mode: plan.Mode(body.Mode),
-		History: body.History, Source: body.Source, Scope: retrieval.Scope{Tenant: c.Tenant}, Actor: c.Actor})
+		History: messages(body.History), Source: body.Source, Scope: retrieval.Scope{Tenant: c.Tenant}, Actor: c.Actor})
 	if res != nil {
-		s.runs.put(runID, c.Tenant, res.Steps)
+		s.runs.put(runID, c.Tenant, res.Debug.Steps)
 	}
 	if err != nil {
 		s.fail(w, r, runID, limit, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, resultBody{res, runID})
+	writeJSON(w, http.StatusOK, response(res, runID, body.Debug))
+}
+
+// handleSchema serves the JSON Schema of a v1 body: ?type=response (the
+// default), ask_request, search_request, error or limits.
+func (s *Server) handleSchema(w http.ResponseWriter, r *http.Request) {
+	name := cmp.Or(r.URL.Query().Get("type"), api.SchemaResponse)
+	b, err := api.Schema(name)
+	if err != nil {
+		writeError(w, newError(CodeInvalidRequest, "type %q: want one of %s", name, strings.Join(api.SchemaNames, ", ")))
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/schema+json")
+	h.Set("Cache-Control", "public, max-age=3600")
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// limits are the bounds this server puts on requests.
+func (s *Server) limits() api.Limits {
+	return api.Limits{MaxQuestionRunes: s.cfg.Pipeline.MaxQuestionRunes(), MaxQuestionParts: s.cfg.MaxQuestionParts,
+		MaxTimeoutMs: s.cfg.Timeout.Milliseconds(), MaxBodyBytes: s.cfg.MaxBodyBytes, MaxSearchK: MaxSearchK}
+}
+
+func (s *Server) handleLimits(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.limits())
+}
+
+// isTimeout reports an I/O deadline: the server's read timeout.
+func isTimeout(err error) bool {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return true
+	}
+	ne, ok := errors.AsType[net.Error](err)
+	return ok && ne.Timeout()
 }
 
 func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request, c caller) {

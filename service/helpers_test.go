@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/adaptrag/adaptrag"
+	"github.com/adaptrag/adaptrag/api"
 	"github.com/adaptrag/adaptrag/ingest"
 	"github.com/adaptrag/adaptrag/kb"
 	"github.com/adaptrag/adaptrag/plan"
@@ -60,7 +61,7 @@ func sampleParts(t testing.TB) *parts {
 
 func (p *parts) pipeline(t testing.TB) *adaptrag.Pipeline {
 	t.Helper()
-	pipe, err := adaptrag.New(p.deps, p.opts)
+	pipe, err := adaptrag.New(context.Background(), p.deps, p.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,6 +207,7 @@ func (s *server) do(t testing.TB, c call) *http.Response {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkWire(t, c.path, resp)
 	return resp
 }
 
@@ -223,7 +225,7 @@ type result struct {
 	Docs []struct {
 		N            int
 		Origin, Text string
-	} `json:"docs"`
+	} `json:"passages"`
 	Answer     string `json:"answer"`
 	AnsweredBy string `json:"answered_by"`
 	Citations  []struct {
@@ -325,6 +327,12 @@ func allEvents(t testing.TB, resp *http.Response) []event {
 		if !ok {
 			return evs
 		}
+		switch ev.name {
+		case "result":
+			validate(t, api.SchemaResponse, ev.data)
+		case "error":
+			validate(t, api.SchemaError, ev.data)
+		}
 		evs = append(evs, ev)
 	}
 }
@@ -371,14 +379,14 @@ func (g *gated) SearchSparse(ctx context.Context, r retrieval.Request) ([]retrie
 	if err := g.wait(ctx); err != nil {
 		return nil, err
 	}
-	return g.Searcher.SearchSparse(ctx, r)
+	return g.Searcher.(retrieval.SparseSearcher).SearchSparse(ctx, r)
 }
 
 func (g *gated) SearchHybrid(ctx context.Context, r retrieval.Request) ([]retrieval.Hit, error) {
 	if err := g.wait(ctx); err != nil {
 		return nil, err
 	}
-	return g.Searcher.SearchHybrid(ctx, r)
+	return retrieval.SearchHybrid(ctx, g.Searcher, r)
 }
 
 // waitEntered waits for a search to start.

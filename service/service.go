@@ -42,6 +42,11 @@ import (
 // metrics.
 const ScopeName = "github.com/adaptrag/adaptrag/service"
 
+// StatusClientClosed is the status the request log and the HTTP metrics
+// record for a request whose client went away before anything was sent
+// (nginx's 499); no response carries it.
+const StatusClientClosed = 499
+
 // Defaults of Config's zero fields.
 const (
 	DefaultTimeout      = 60 * time.Second
@@ -50,6 +55,12 @@ const (
 	DefaultRetryAfter   = time.Second
 	DefaultKeepRuns     = 256
 	DefaultCheckTimeout = 2 * time.Second
+	// DefaultMaxQuestionParts bounds the sub-questions of a compound
+	// question.
+	DefaultMaxQuestionParts = 16
+	// DefaultDrainDelay is how long /readyz answers 503 before the
+	// listener closes at shutdown.
+	DefaultDrainDelay = time.Second
 )
 
 // Config configures a Server. Pipeline is required; zero fields take the
@@ -70,6 +81,14 @@ type Config struct {
 	// MaxRuns bounds the asks and searches running at once (default 16);
 	// beyond it requests get 429 with Retry-After.
 	MaxRuns int
+	// MaxQuestionParts bounds the sub-questions of a compound question
+	// (default 16); a question with more gets 400 too_many_parts.
+	MaxQuestionParts int
+	// DrainDelay is how long Serve keeps accepting requests after its
+	// context ends, with /readyz answering 503, so that a load balancer
+	// sees the server leave before its listener closes (default 1s;
+	// negative: none).
+	DrainDelay time.Duration
 	// RetryAfter is the Retry-After of a 429 (default 1s).
 	RetryAfter time.Duration
 	// KeepRuns is how many finished runs' paths are kept for
@@ -102,6 +121,11 @@ type Config struct {
 	// limits (mcpserver.WithLimits): each tool call takes a run slot and
 	// the Timeout, bodies are bounded by MaxBodyBytes.
 	MCP http.Handler
+	// Files maps a tenant to the folder its knowledge base was ingested
+	// from: GET /v1/files/ORIGIN serves a citation's file from the
+	// caller's tenant's folder, never another's (service/files.go). Nil
+	// serves no files.
+	Files map[string]string
 }
 
 // Check is one readiness check: nil when the dependency it names is
@@ -140,8 +164,13 @@ func New(cfg Config) (*Server, error) {
 	cfg.RetryAfter = cmp.Or(cfg.RetryAfter, DefaultRetryAfter)
 	cfg.KeepRuns = cmp.Or(cfg.KeepRuns, DefaultKeepRuns)
 	cfg.CheckTimeout = cmp.Or(cfg.CheckTimeout, DefaultCheckTimeout)
-	if cfg.Timeout < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxRuns < 0 {
-		return nil, errors.New("service: Timeout, MaxBodyBytes and MaxRuns must not be negative")
+	cfg.MaxQuestionParts = cmp.Or(cfg.MaxQuestionParts, DefaultMaxQuestionParts)
+	cfg.DrainDelay = cmp.Or(cfg.DrainDelay, DefaultDrainDelay)
+	if cfg.Timeout < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxRuns < 0 || cfg.MaxQuestionParts < 0 {
+		return nil, errors.New("service: Timeout, MaxBodyBytes, MaxRuns and MaxQuestionParts must not be negative")
+	}
+	if cfg.Timeout < time.Millisecond {
+		return nil, errors.New("service: Timeout must be at least 1ms")
 	}
 	if cfg.JaegerUI != "" && !strings.HasPrefix(cfg.JaegerUI, "http://") && !strings.HasPrefix(cfg.JaegerUI, "https://") {
 		return nil, fmt.Errorf("service: JaegerUI %q is not an http(s) URL", cfg.JaegerUI)
@@ -176,6 +205,9 @@ func (s *Server) routes() {
 	m.Handle("/v1/ask", s.only("POST", s.authed(s.handleAsk)))
 	m.Handle("/v1/search", s.only("POST", s.authed(s.handleSearch)))
 	m.Handle("/v1/graph", s.only("GET", s.authed(s.handleGraph)))
+	m.Handle("/v1/schema", s.only("GET", http.HandlerFunc(s.handleSchema)))
+	m.Handle("/v1/limits", s.only("GET", http.HandlerFunc(s.handleLimits)))
+	m.Handle(filesPrefix, s.only("GET", s.authed(s.handleFile)))
 	if s.cfg.MCP != nil {
 		m.Handle("/mcp", s.authed(s.serveMCP))
 	}
@@ -219,7 +251,8 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, c caller) {
 // stops sending requests while those in flight finish.
 func (s *Server) Drain() { s.draining.Store(true) }
 
-// Serve serves on ln until ctx is done, then shuts down gracefully: it
+// Serve serves on ln until ctx is done, then shuts down gracefully: for
+// Config.DrainDelay it goes on serving with /readyz answering 503, then it
 // stops accepting, lets the requests in flight finish within grace, and
 // cuts those still running after it (their runs are cancelled). It returns
 // nil after a graceful shutdown.
@@ -240,6 +273,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	case <-ctx.Done():
 	}
 	s.Drain()
+	if s.cfg.DrainDelay > 0 {
+		s.log.Info("shutting down: /readyz reports 503 before the listener closes", slog.Duration("drain_delay", s.cfg.DrainDelay))
+		select {
+		case <-time.After(s.cfg.DrainDelay):
+		case err := <-errc:
+			return err
+		}
+	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	defer cancel()
 	err := srv.Shutdown(sctx)
@@ -257,6 +298,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 type reqInfo struct {
 	runID, tenant string
 	authed        bool
+	// clientGone reports a client that went away before its answer.
+	clientGone bool
 }
 
 type reqInfoKey struct{}
@@ -302,6 +345,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		status := cmp.Or(sw.status, http.StatusOK)
+		if ri.clientGone && sw.status == 0 {
+			// Nothing was sent: the client closed first (nginx's 499).
+			status = StatusClientClosed
+		}
 		route := cmp.Or(r.Pattern, "other")
 		d := time.Since(start)
 		bg := context.WithoutCancel(ctx)
@@ -330,6 +377,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if ri.authed {
 			attrs = append(attrs, slog.String("tenant", ri.tenant))
+		}
+		if ri.clientGone {
+			attrs = append(attrs, slog.Bool("client_closed", true))
 		}
 		s.log.LogAttrs(bg, level, "request", attrs...)
 	}()
@@ -378,6 +428,11 @@ func (s *Server) authed(h func(http.ResponseWriter, *http.Request, caller)) http
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := caller{}
 		if s.keys != nil {
+			if n := len(r.Header.Values("Authorization")); n > 1 {
+				s.reject(r, CodeInvalidRequest)
+				writeError(w, newError(CodeInvalidRequest, "the request has %d Authorization headers; send one", n))
+				return
+			}
 			token, ok := bearer(r.Header.Get("Authorization"))
 			if !ok {
 				s.reject(r, CodeUnauthorized)

@@ -31,14 +31,14 @@ func TestAskJSON(t *testing.T) {
 	if runID == "" || res.RunID != runID {
 		t.Errorf("run id %q in the header, %q in the body", runID, res.RunID)
 	}
-	// The same JSON as "ask --json": every field of a marshalled Result,
-	// plus the run id.
+	// The same JSON as "ask --json": every field of the v1 form of the
+	// Result, plus the run id.
 	direct, err := p.pipeline(t).Ask(t.Context(), adaptrag.Request{Question: qFactual})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var want map[string]json.RawMessage
-	b, _ = json.Marshal(direct)
+	b, _ = json.Marshal(direct.V1())
 	_ = json.Unmarshal(b, &want)
 	want["run_id"] = nil
 	if got, w := slices.Sorted(maps.Keys(raw)), slices.Sorted(maps.Keys(want)); !slices.Equal(got, w) {

@@ -66,7 +66,7 @@ func TestTenantIsolationProperty(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		pipe, err := adaptrag.New(adaptrag.Deps{Docs: docs, FAQ: faq, Embedder: hashing}, adaptrag.Options{RequireTenant: true})
+		pipe, err := adaptrag.New(ctx, adaptrag.Deps{Docs: docs, FAQ: faq, Embedder: hashing}, adaptrag.Options{RequireTenant: true})
 		if err != nil {
 			t.Fatal(err)
 		}

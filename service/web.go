@@ -10,6 +10,8 @@ import (
 	"path"
 	"strings"
 	"sync"
+
+	"github.com/adaptrag/adaptrag/api"
 )
 
 // The web page and the code it loads, all served from the binary.
@@ -38,12 +40,13 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 
 // uiConfig tells the page how this server is set up.
 type uiConfig struct {
-	Auth     bool   `json:"auth"`      // the page must send an API key
-	JaegerUI string `json:"jaeger_ui"` // base URL for trace links; "" for none
+	Auth     bool       `json:"auth"`      // the page must send an API key
+	JaegerUI string     `json:"jaeger_ui"` // base URL for trace links; "" for none
+	Limits   api.Limits `json:"limits"`    // the page's question box takes no more than the server
 }
 
 func (s *Server) handleUIConfig(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, uiConfig{Auth: s.keys != nil, JaegerUI: s.cfg.JaegerUI})
+	writeJSON(w, http.StatusOK, uiConfig{Auth: s.keys != nil, JaegerUI: s.cfg.JaegerUI, Limits: s.limits()})
 }
 
 // asset is a vendored file, with its gzip form made once.

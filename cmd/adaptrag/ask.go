@@ -27,7 +27,8 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	source := fs.String("source", "", "restrict retrieval to one source of the knowledge base")
 	tenant := fs.String("tenant", "", "tenant scope of the caller")
 	actor := fs.String("actor", "", "who asks, for look-ups that check permissions")
-	asJSON := fs.Bool("json", false, "print one JSON object")
+	asJSON := fs.Bool("json", false, "print one JSON object: the v1 response (GET /v1/schema of the service describes it)")
+	debug := fs.Bool("debug", false, "with --json: add the run's full internal record as \"debug\" (its shape is not stable)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -39,6 +40,11 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	msgs, err := historyMessages(history, *historyFile)
+	if err == nil {
+		if verr := (adaptrag.Request{Question: pos[0], History: msgs}).Validate(); verr != nil {
+			err = fmt.Errorf("%w: %w", errUsage, verr)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -53,7 +59,10 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return writeJSON(e.stdout, res)
+		if *debug {
+			return writeJSON(e.stdout, res.V1Debug())
+		}
+		return writeJSON(e.stdout, res.V1())
 	}
 	printAnswer(e.stdout, res)
 	return nil
@@ -62,7 +71,7 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 // checkQuestionArg turns a question the pipeline would refuse into a usage
 // error (exit status 2) before anything is loaded.
 func checkQuestionArg(q string) error {
-	if err := adaptrag.CheckQuestion(q); err != nil {
+	if err := (adaptrag.Request{Question: q}).Validate(); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return nil
@@ -93,9 +102,6 @@ func historyMessages(flags []string, file string) ([]adaptrag.Message, error) {
 			}
 		}
 		msgs = append(msgs, m)
-	}
-	if err := adaptrag.CheckHistory(msgs); err != nil {
-		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return msgs, nil
 }
@@ -132,13 +138,8 @@ func printAnswer(w io.Writer, res *adaptrag.Result) {
 	default:
 		fmt.Fprintf(w, "route:  %s, %s, confidence %.2f (%s; %s classifier)\n", r.QueryType, r.Complexity, r.Confidence, clean(r.Reason), r.Classifier)
 	}
-	if p := res.Plan; p != nil {
-		intent := "-"
-		if res.Intent != nil {
-			intent = res.Intent.Intent
-		}
-		fmt.Fprintf(w, "plan:   %s via %s, %d candidates -> %d passages, relevance >= %.2f; %s\n",
-			p.Mode, intent, p.DocTopK, p.FinalContextTopN, p.MinContextScore, p.Reason)
+	if res.Plan != nil {
+		fmt.Fprintf(w, "plan:   %s\n", adaptrag.PlanSummary(res))
 	}
 	if res.Query.Rewritten {
 		fmt.Fprintf(w, "query:  %s\n", clean(res.Query.Text))

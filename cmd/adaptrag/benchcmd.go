@@ -121,8 +121,8 @@ func measureCost(ctx context.Context, mode string) (costReport, error) {
 			if err != nil {
 				return costReport{}, fmt.Errorf("%s: %w", q, err)
 			}
-			route := res.State.Route.QueryType
-			in, out := res.State.TotalTokens()
+			route := res.Debug.State.Route.QueryType
+			in, out := res.Debug.State.TotalTokens()
 			c := sums[route]
 			if c == nil {
 				c = &classCost{}
@@ -130,8 +130,8 @@ func measureCost(ctx context.Context, mode string) (costReport, error) {
 			}
 			lat[route] = append(lat[route], float64(time.Since(start).Microseconds())/1000)
 			c.Questions++
-			c.Chunks += float64(len(res.State.Docs))
-			c.Retrieved += float64(len(res.State.Candidates))
+			c.Chunks += float64(len(res.Debug.State.Docs))
+			c.Retrieved += float64(len(res.Debug.State.Candidates))
 			c.TokensIn += float64(in)
 			c.TokensOut += float64(out)
 			c.Asked = append(c.Asked, q)

@@ -493,7 +493,7 @@ func checkAfterKill(t *testing.T, ctx context.Context, store string, emb retriev
 	}
 	for id := range acked {
 		v := want[id]
-		hits, err := k.Docs.SearchSparse(ctx, retrieval.Request{Text: v.token, K: 50})
+		hits, err := k.Docs.(retrieval.SparseSearcher).SearchSparse(ctx, retrieval.Request{Text: v.token, K: 50})
 		if err != nil || len(hits) == 0 {
 			t.Errorf("searching acknowledged %s for %s: %d hits, %v", id, v.token, len(hits), err)
 			continue

@@ -16,7 +16,7 @@ import (
 
 func runEval(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: eval retrieval|router|conversation", errUsage)
+		return fmt.Errorf("%w: eval retrieval|router|conversation|kb", errUsage)
 	}
 	switch args[0] {
 	case "retrieval":
@@ -25,8 +25,10 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		return evalRouter(ctx, e, args[1:])
 	case "conversation":
 		return evalConversation(ctx, e, args[1:])
+	case "kb":
+		return evalKB(ctx, e, args[1:])
 	}
-	return fmt.Errorf("%w: unknown eval %q (retrieval, router or conversation)", errUsage, args[0])
+	return fmt.Errorf("%w: unknown eval %q (retrieval, router, conversation or kb)", errUsage, args[0])
 }
 
 // evalRetrieval indexes a BEIR-layout corpus in an in-memory embedded store

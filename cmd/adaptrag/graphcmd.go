@@ -39,7 +39,7 @@ func runGraph(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		path = &res.Steps
+		path = &res.Debug.Steps
 	}
 	d := a.pipe.Diagram()
 	switch *format {

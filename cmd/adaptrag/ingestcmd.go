@@ -124,7 +124,7 @@ func whyNothing(rep ingest.Report) string {
 	case len(rep.Errors) > 0:
 		return fmt.Sprintf("every file failed (%d)", len(rep.Errors))
 	case len(rep.Skipped) > 0:
-		return fmt.Sprintf("no supported file (%d skipped, listed above; supported: .md .markdown .txt .csv .jsonl .html .htm)", len(rep.Skipped))
+		return fmt.Sprintf("no supported file (%d skipped, listed above; supported: .md .markdown .txt .csv .tsv .xlsx .jsonl .html .htm)", len(rep.Skipped))
 	}
 	return "no files found (hidden files and folders are left out)"
 }

@@ -99,21 +99,20 @@ func TestAskJSON(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
 				t.Fatal(err)
 			}
-			for _, k := range []string{"route", "path", "docs", "answer", "citations", "usage", "trace_id"} {
+			for _, k := range []string{"version", "route", "path", "passages", "answer", "citations", "usage", "trace_id"} {
 				if _, ok := got[k]; !ok {
 					t.Errorf("missing key %q", k)
 				}
 			}
 			var route struct {
 				QueryType  string   `json:"query_type"`
-				Complexity string   `json:"complexity"`
 				Confidence *float64 `json:"confidence"`
 				Reason     *string  `json:"reason"`
 				Fallback   *bool    `json:"fallback"`
 			}
 			var docs []struct {
 				ID, Source, Text string
-				Score            float64
+				Relevance        float64
 			}
 			var usage struct {
 				Nodes []struct {
@@ -125,7 +124,7 @@ func TestAskJSON(t *testing.T) {
 			}
 			var traceID string
 			json.Unmarshal(got["route"], &route)
-			json.Unmarshal(got["docs"], &docs)
+			json.Unmarshal(got["passages"], &docs)
 			json.Unmarshal(got["usage"], &usage)
 			json.Unmarshal(got["trace_id"], &traceID)
 			if route.QueryType != tt.route || route.Confidence == nil || route.Reason == nil || route.Fallback == nil {
@@ -151,7 +150,7 @@ func TestAskHuman(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, s := range []string{"route:  analytical", "path:   __start__ -> decide -> understand -> classify -> plan -> expand -> faq -> hybrid -> rerank -> evidence -> generate -> __end__", "50 candidates -> 8 passages", "evidence (", "relevance", "usage:", "rerank"} {
+	for _, s := range []string{"route:  analytical", "path:   __start__ -> decide -> understand -> classify -> plan -> expand -> faq -> hybrid -> rerank -> evidence -> passages -> generate -> __end__", "50 candidates -> 8 passages", "evidence (", "relevance", "usage:", "rerank"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}

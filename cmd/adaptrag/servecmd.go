@@ -21,7 +21,7 @@ import (
 	"github.com/adaptrag/adaptrag/service"
 )
 
-const serveUsage = "serve [--addr HOST:PORT] [--store LOC] [--auth FILE] [--jaeger-ui URL] [--classifier offline|llm|cascade] [--timeout D] [--max-runs N] [--max-body BYTES] [--max-question RUNES] [--keep-runs N] [--shutdown-timeout D]"
+const serveUsage = "serve [--addr HOST:PORT] [--store LOC] [--auth FILE] [--jaeger-ui URL] [--classifier offline|llm|cascade] [--timeout D] [--max-runs N] [--max-body BYTES] [--max-question RUNES] [--max-parts N] [--keep-runs N] [--drain-delay D] [--shutdown-timeout D]"
 
 func runServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "serve")
@@ -34,7 +34,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	maxRuns := fs.Int("max-runs", service.DefaultMaxRuns, "asks and searches running at once; more get 429")
 	maxBody := fs.Int64("max-body", service.DefaultMaxBodyBytes, "largest request body, in bytes")
 	maxQuestion := fs.Int("max-question", 2000, "longest question, in characters")
+	maxParts := fs.Int("max-parts", service.DefaultMaxQuestionParts, "most sub-questions of a compound question; more get 400 too_many_parts")
 	keepRuns := fs.Int("keep-runs", service.DefaultKeepRuns, "finished runs whose paths GET /v1/graph?run=ID can show")
+	drain := fs.Duration("drain-delay", service.DefaultDrainDelay, "on SIGTERM or interrupt, how long /readyz answers 503 before the listener closes (0: none)")
 	grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM or interrupt, how long requests in flight may take to finish")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -44,8 +46,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
 	}
 	switch {
-	case *timeout <= 0, *maxRuns <= 0, *maxBody <= 0, *maxQuestion <= 0, *grace < 0:
-		return fmt.Errorf("%w: --timeout, --max-runs, --max-body and --max-question must be positive", errUsage)
+	case *timeout < time.Millisecond, *maxRuns <= 0, *maxBody <= 0, *maxQuestion <= 0, *maxParts <= 0, *grace < 0, *drain < 0:
+		return fmt.Errorf("%w: --timeout (at least 1ms), --max-runs, --max-body, --max-question and --max-parts must be positive, --drain-delay and --shutdown-timeout not negative", errUsage)
+	}
+	if *drain == 0 {
+		*drain = -1 // service.Config: negative is none, zero the default
 	}
 	if *jaegerUI != "" && !strings.HasPrefix(*jaegerUI, "http://") && !strings.HasPrefix(*jaegerUI, "https://") {
 		return fmt.Errorf("%w: --jaeger-ui %q is not an http(s) URL", errUsage, *jaegerUI)
@@ -92,6 +97,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	srv, err := service.New(service.Config{
 		Pipeline: a.pipe, Keys: keys, Timeout: *timeout, MaxBodyBytes: *maxBody, MaxRuns: *maxRuns, KeepRuns: *keepRuns,
+		MaxQuestionParts: *maxParts, DrainDelay: *drain,
 		JaegerUI: *jaegerUI, Ready: checks, Metrics: metrics.Handler, MeterProvider: metrics.Provider,
 		TracerProvider: a.tp, Logger: log, MCP: mcpSrv.Handler(nil),
 	})
@@ -148,7 +154,11 @@ func searchable(ctx context.Context, k *kb.KB) error {
 		if c == nil {
 			continue
 		}
-		if _, err := c.SearchSparse(ctx, retrieval.Request{Text: "readiness", K: 1}); err != nil {
+		sp, ok := c.(retrieval.SparseSearcher)
+		if !ok {
+			continue // every store kb opens has one; a searcher without it is not probed
+		}
+		if _, err := sp.SearchSparse(ctx, retrieval.Request{Text: "readiness", K: 1}); err != nil {
 			return err
 		}
 	}

@@ -159,7 +159,8 @@ func TestServeWithAuth(t *testing.T) {
 	if code != 200 || res["answer"] == "" {
 		t.Errorf("with the key: %d %v", code, res)
 	}
-	if code, body := get(t, url+"/ui/config.json"); code != 200 || body != `{"auth":true,"jaeger_ui":"http://localhost:16686"}`+"\n" {
+	if code, body := get(t, url+"/ui/config.json"); code != 200 || !strings.HasPrefix(body, `{"auth":true,"jaeger_ui":"http://localhost:16686",`) ||
+		!strings.Contains(body, `"max_question_runes":2000`) {
 		t.Errorf("ui config %d %s", code, body)
 	}
 	status, log := stop()

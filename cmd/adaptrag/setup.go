@@ -130,7 +130,7 @@ func build(ctx context.Context, o options) (*app, error) {
 	if o.store == "" {
 		deps.Lookup = samplekb.Lookup() // the sample's orders and products
 	}
-	a.pipe, err = adaptrag.New(deps, opts)
+	a.pipe, err = adaptrag.New(ctx, deps, opts)
 	if err != nil {
 		return nil, errors.Join(err, a.Close(ctx))
 	}

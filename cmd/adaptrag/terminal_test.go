@@ -111,7 +111,7 @@ func TestTerminalEscapesNeverReachTheTerminal(t *testing.T) {
 	var res struct {
 		Docs []struct {
 			Text, Title, Origin string
-		} `json:"docs"`
+		} `json:"passages"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)

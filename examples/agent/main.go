@@ -88,7 +88,7 @@ func run(ctx context.Context, c config, question string, log io.Writer) (string,
 			return "", err
 		}
 	}
-	pipe, err := adaptrag.New(deps, adaptrag.Options{})
+	pipe, err := adaptrag.New(ctx, deps, adaptrag.Options{})
 	if err != nil {
 		return "", err
 	}

@@ -30,14 +30,16 @@ func main() {
 		log.Fatal(err)
 	}
 	defer k.Close()
-	p, err := adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{
+	p, err := adaptrag.New(ctx, adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{
 		Graph: func(g *adaptrag.Graph) error {
 			// A guard that ends the run.
 			g.InsertBefore(adaptrag.NodeDecide, "guard", guard)
 			g.RemoveEdges("guard")
 			g.AddConditionalEdges("guard", answered, map[string]string{"stop": graph.End, "go": adaptrag.NodeDecide})
-			// A node added before generation.
-			g.InsertBefore(adaptrag.NodeGenerate, "no_legal", noLegal)
+			// A node added at the evidence stage: it runs on the final
+			// passages of every run that retrieves, Search and compound
+			// questions included.
+			g.InsertBefore(adaptrag.NodePassages, "no_legal", noLegal)
 			// A node replaced.
 			g.ReplaceNode(adaptrag.NodeChitchat, hello)
 			return nil
@@ -51,7 +53,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("%s\n%s\n%d passages; answer: %s\n\n", q, p.Diagram().Text(&res.Steps), len(res.Docs), res.Answer)
+		fmt.Printf("%s\n%s\n%d passages; answer: %s\n\n", q, p.Diagram().Text(&res.Debug.Steps), len(res.Docs), res.Answer)
 	}
 }
 

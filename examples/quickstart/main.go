@@ -24,7 +24,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer k.Close()
-	p, err := adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
+	p, err := adaptrag.New(ctx, adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -16,7 +16,7 @@ func ExampleRetriever_GetRelevantDocuments() {
 	emb := embed.NewHashing(embed.HashingConfig{})
 	k, _ := kb.Sample(ctx, emb)
 	defer k.Close()
-	pipe, _ := adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
+	pipe, _ := adaptrag.New(ctx, adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
 
 	r := lc.NewRetriever(pipe, lc.RetrieverConfig{K: 2})
 	// The application sets the caller from its own authentication.
@@ -39,7 +39,7 @@ func ExampleTool_Call() {
 	emb := embed.NewHashing(embed.HashingConfig{})
 	k, _ := kb.Sample(ctx, emb)
 	defer k.Close()
-	pipe, _ := adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
+	pipe, _ := adaptrag.New(ctx, adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
 
 	tool := lc.NewTool(pipe, lc.ToolConfig{})
 	out, err := tool.Call(ctx, "how are you doing today?")

@@ -30,7 +30,7 @@ func pipeline(t testing.TB) *adaptrag.Pipeline {
 			sample.err = err
 			return
 		}
-		sample.pipe, sample.err = adaptrag.New(adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
+		sample.pipe, sample.err = adaptrag.New(context.Background(), adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: emb}, adaptrag.Options{})
 	})
 	if sample.err != nil {
 		t.Fatal(sample.err)

@@ -248,11 +248,17 @@ func (s *searcher) SearchDense(ctx context.Context, req retrieval.Request) ([]re
 }
 
 func (s *searcher) SearchSparse(ctx context.Context, req retrieval.Request) ([]retrieval.Hit, error) {
-	return s.search(ctx, req, s.next.SearchSparse)
+	sp, ok := s.next.(retrieval.SparseSearcher)
+	if !ok {
+		return nil, fmt.Errorf("faults: the wrapped searcher has no sparse search: %w", retrieval.ErrInvalid)
+	}
+	return s.search(ctx, req, sp.SearchSparse)
 }
 
 func (s *searcher) SearchHybrid(ctx context.Context, req retrieval.Request) ([]retrieval.Hit, error) {
-	return s.search(ctx, req, s.next.SearchHybrid)
+	return s.search(ctx, req, func(ctx context.Context, req retrieval.Request) ([]retrieval.Hit, error) {
+		return retrieval.SearchHybrid(ctx, s.next, req)
+	})
 }
 
 // Lookup wraps a look-up (and its totals, when it is an Aggregator). Kinds

@@ -85,6 +85,13 @@ type Reply struct {
 	// RawBody, when not empty, is written verbatim with status 200 instead
 	// of a well-formed completion (use it for malformed responses).
 	RawBody string
+	// ChunkDelay is waited before each content delta of a streamed reply
+	// (cut short if the client goes away), to model a slow model whose
+	// answer a deadline cuts in the middle.
+	ChunkDelay time.Duration
+	// IgnoreStream answers a streamed request with a plain JSON completion,
+	// as some OpenAI-compatible servers do.
+	IgnoreStream bool
 }
 
 // Handler computes the reply to a request. It may be called concurrently.
@@ -263,7 +270,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if finish == "" {
 		finish = "stop"
 	}
-	if wr.Stream {
+	if wr.Stream && !rep.IgnoreStream {
 		s.stream(w, r, wr.Model, rep, finish)
 		return
 	}
@@ -315,6 +322,15 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, re
 	}
 	runes := []rune(rep.Content)
 	for i := 0; i < len(runes); i += streamChunkRunes {
+		if rep.ChunkDelay > 0 {
+			timer := time.NewTimer(rep.ChunkDelay)
+			select {
+			case <-timer.C:
+			case <-r.Context().Done():
+				timer.Stop()
+				return
+			}
+		}
 		if r.Context().Err() != nil {
 			return
 		}

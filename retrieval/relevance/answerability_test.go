@@ -86,7 +86,7 @@ func retrieveSample(t testing.TB, cal retrieval.Calibrator, qs []question) []out
 			docs, err = k.Docs.SearchDense(ctx, req)
 		} else {
 			req.K, req.Candidates, req.DenseWeight = 50, 50, retrieval.DenseWeightOf(emb)
-			docs, err = k.Docs.SearchHybrid(ctx, req)
+			docs, err = retrieval.SearchHybrid(ctx, k.Docs, req)
 			if err == nil {
 				docs, err = lex.Rerank(ctx, q.Q, docs, 8)
 			}
