@@ -75,6 +75,8 @@ func checkWire(t testing.TB, path string, resp *http.Response) {
 	switch {
 	case p == "/readyz" || p == "/healthz":
 		// Probes answer their own status bodies.
+	case p == "/mcp":
+		// MCP answers in JSON-RPC, errors included.
 	case resp.StatusCode >= 400:
 		validate(t, api.SchemaError, b)
 	case p == "/v1/ask" || p == "/v1/search":
