@@ -715,3 +715,14 @@ func TestStreamFailureCarriesPartialResult(t *testing.T) {
 		t.Fatalf("err %v, partial result %+v", gotErr, got)
 	}
 }
+
+// Small talk that the classifier sends to retrieval and that finds
+// nothing gets a small-talk reply saying nothing was found, not the bare
+// refusal.
+func TestTalkThatFindsNothingIsNoBareRefusal(t *testing.T) {
+	f := newFixture(t)
+	res := ask(t, f.pipeline(t), "hello, what's the boiling point of liquid nitrogen in kelvin?")
+	if res.AnsweredBy != state.ByNotFound || strings.Contains(res.Answer, "could not find") || !strings.Contains(res.Answer, "found nothing") {
+		t.Errorf("answer %q (%s), want the small-talk not-found reply", res.Answer, res.AnsweredBy)
+	}
+}

@@ -139,7 +139,7 @@ func Example_replaceNode() {
 			return nil
 		},
 	})
-	res, _ := p.Ask(context.Background(), adaptrag.Request{Question: "how is your day going"})
+	res, _ := p.Ask(context.Background(), adaptrag.Request{Question: "tell me a joke"})
 	fmt.Println(res.Answer)
 	// Output:
 	// Hi! Ask me about the handbook.

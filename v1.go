@@ -2,6 +2,7 @@ package adaptrag
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/adaptrag/adaptrag/api"
 )
@@ -55,7 +56,7 @@ func (r *Result) V1() api.Response {
 	}
 	for _, t := range r.SubTasks {
 		out.SubTasks = append(out.SubTasks, api.SubTask{Node: t.Node, Kind: t.Kind, Task: t.Task, Input: t.Input, Query: t.Query, Filter: t.Filter, Hits: t.Hits,
-			Evidence: t.IDs, Status: api.Status(t.Status), Ms: t.Ms, Error: t.Err})
+			Evidence: slices.Clone(t.IDs), Status: api.Status(t.Status), Ms: t.Ms, Error: t.Err})
 	}
 	for _, w := range r.Warnings {
 		out.Warnings = append(out.Warnings, api.Warning{Node: w.Node, Kind: api.WarningKind(w.Kind), Message: w.Message})

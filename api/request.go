@@ -77,3 +77,24 @@ type Limits struct {
 	// MaxSearchK is the largest k of a search.
 	MaxSearchK int `json:"max_search_k"`
 }
+
+// NodeEvent is the data of an SSE "node" event of a streamed ask: a node
+// finished.
+type NodeEvent struct {
+	Node string `json:"node"`
+	// Step counts the nodes run so far, from 1.
+	Step int `json:"step" jsonschema:"minimum=1"`
+	// Label is the edge the node's router chose ("" or absent for a node
+	// without one).
+	Label      string  `json:"label,omitempty"`
+	DurationMs float64 `json:"duration_ms" jsonschema:"minimum=0"`
+	TokensIn   int     `json:"tokens_in" jsonschema:"minimum=0"`
+	TokensOut  int     `json:"tokens_out" jsonschema:"minimum=0"`
+}
+
+// TokenEvent is the data of an SSE "token" event: a piece of the answer,
+// a preview that the final response's answer supersedes.
+type TokenEvent struct {
+	Node string `json:"node"`
+	Text string `json:"text"`
+}

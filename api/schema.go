@@ -16,10 +16,12 @@ const (
 	SchemaSearchRequest = "search_request"
 	SchemaError         = "error"
 	SchemaLimits        = "limits"
+	SchemaNodeEvent     = "node_event"
+	SchemaTokenEvent    = "token_event"
 )
 
 // SchemaNames lists the names Schema accepts, SchemaResponse first.
-var SchemaNames = []string{SchemaResponse, SchemaAskRequest, SchemaSearchRequest, SchemaError, SchemaLimits}
+var SchemaNames = []string{SchemaResponse, SchemaAskRequest, SchemaSearchRequest, SchemaError, SchemaLimits, SchemaNodeEvent, SchemaTokenEvent}
 
 var rootTypes = map[string]reflect.Type{
 	SchemaResponse:      reflect.TypeFor[Response](),
@@ -27,6 +29,8 @@ var rootTypes = map[string]reflect.Type{
 	SchemaSearchRequest: reflect.TypeFor[SearchRequest](),
 	SchemaError:         reflect.TypeFor[ErrorBody](),
 	SchemaLimits:        reflect.TypeFor[Limits](),
+	SchemaNodeEvent:     reflect.TypeFor[NodeEvent](),
+	SchemaTokenEvent:    reflect.TypeFor[TokenEvent](),
 }
 
 // Schema returns the JSON Schema (draft 2020-12) of one body of v1, by

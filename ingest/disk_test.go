@@ -356,7 +356,7 @@ func TestPruneNeedsALister(t *testing.T) {
 
 func TestSkippedFilesAreNamed(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"a.png": "x", "docs/b.docx": "y", ".hidden.txt": "z"})
+	writeFiles(t, dir, map[string]string{"a.png": "x", "docs/b.odt": "y", ".hidden.txt": "z"})
 	rep, err := ingest.Ingest(context.Background(), ingest.Target{Docs: newMemStore(0)}, []string{dir}, ingest.Options{})
 	if err != nil || rep.Files != 0 {
 		t.Fatal(err, rep)
@@ -365,7 +365,7 @@ func TestSkippedFilesAreNamed(t *testing.T) {
 	for _, s := range rep.Skipped {
 		names = append(names, filepath.ToSlash(strings.TrimPrefix(s.Path, dir)))
 	}
-	if !slices.Equal(names, []string{"/a.png", "/docs/b.docx"}) || rep.Skipped[0].Reason == "" {
+	if !slices.Equal(names, []string{"/a.png", "/docs/b.odt"}) || rep.Skipped[0].Reason == "" {
 		t.Errorf("skipped %+v", rep.Skipped)
 	}
 }

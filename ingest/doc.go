@@ -6,7 +6,10 @@
 // heading path kept as context), plain text (.txt), CSV and TSV (.csv,
 // .tsv), Excel workbooks (.xlsx, each sheet a table, bounded by
 // MaxSheetUnzipped and MaxSheetCells), JSON lines (.jsonl, one record per
-// line) and HTML (.html, .htm; visible text only, headings kept).
+// line) and HTML (.html, .htm; visible text only, headings kept); and
+// the documents PDF (.pdf, read by PDFium in WebAssembly, see PDFEngine),
+// Word (.docx) and PowerPoint (.pptx), whose headings, tables and pages
+// become locators, within the limits of DocOptions (docs/ingest.md).
 //
 // Every table, whatever its format (a CSV or TSV file, a sheet, a Markdown
 // table or an HTML table with a header row, under a heading), is an

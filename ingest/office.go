@@ -22,7 +22,7 @@ var (
 // Defaults for DocOptions.
 const (
 	DefaultMaxPages    = 2000
-	DefaultDocTimeout  = 60 * time.Second
+	DefaultDocTimeout  = 2 * time.Minute
 	DefaultMaxUnzipped = 256 << 20
 	// DefaultMaxZipEntries bounds the entries of a DOCX or PPTX archive.
 	DefaultMaxZipEntries = 10000
@@ -38,7 +38,7 @@ type DocOptions struct {
 	// DefaultMaxPages (2,000).
 	MaxPages int
 	// Timeout is the deadline of reading one file (ErrDocLimit when it
-	// passes); 0 means DefaultDocTimeout (60 s).
+	// passes); 0 means DefaultDocTimeout (2 min).
 	Timeout time.Duration
 	// MaxUnzipped bounds the bytes decompressed from a DOCX or PPTX
 	// archive, all entries together, against zip bombs (ErrDocLimit); 0

@@ -84,6 +84,7 @@ func NewPDFEngine(ctx context.Context, cfg PDFEngineConfig) (*PDFEngine, error) 
 		RuntimeConfig: rc,
 		Stdout:        discard{},
 		Stderr:        discard{},
+		ReuseWorkers:  true, // instantiating a module per file costs more than reading a short one
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ingest: start PDFium: %w", err)

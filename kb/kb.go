@@ -25,6 +25,7 @@ import (
 	"github.com/adaptrag/adaptrag/retrieval/memstore"
 	"github.com/adaptrag/adaptrag/retrieval/qdrant"
 	"github.com/adaptrag/adaptrag/samplekb"
+	"github.com/adaptrag/adaptrag/vocab"
 )
 
 // ErrLocation reports a store location that cannot be parsed.
@@ -43,8 +44,14 @@ type KB struct {
 	// when it has none (nothing with tables was ingested, or a Qdrant
 	// store).
 	Records *records.DB
+	// Vocab is the knowledge base's vocabulary (names and their kinds,
+	// see package vocab) for the default tenant: built from the files of
+	// one built in memory, read from the store's folder for an embedded
+	// store (empty when it has none), empty for Qdrant.
+	Vocab *vocab.Vocabulary
 
 	docs, faq retrieval.Store
+	dir       string // the embedded store's folder, "" otherwise
 }
 
 // New returns a knowledge base of two stores, for an Opener: docs is
@@ -54,7 +61,7 @@ func New(location string, docs, faq retrieval.Store) *KB { return newKB(location
 
 // newKB wraps two stores; faq may be nil.
 func newKB(location string, docs, faq retrieval.Store) *KB {
-	k := &KB{Location: location, Docs: docs, docs: docs, faq: faq}
+	k := &KB{Location: location, Docs: docs, docs: docs, faq: faq, Vocab: vocab.New(nil)}
 	if faq != nil {
 		k.FAQ = faq
 	}
@@ -161,6 +168,10 @@ func FromFS(ctx context.Context, files fs.FS, emb retrieval.Embedder) (*KB, erro
 		k = newKB("", docs, nil)
 		k.Records = rec
 	}
+	if k.Vocab, err = vocab.FromFS(ctx, files); err != nil {
+		k.Close()
+		return nil, fmt.Errorf("kb: %w", err)
+	}
 	return k, nil
 }
 
@@ -264,7 +275,46 @@ func openEmbedded(ctx context.Context, location string, o Options) (*KB, error) 
 			return nil, fmt.Errorf("kb: %w", err)
 		}
 	}
+	k.dir = dir
+	if k.Vocab, err = vocab.Load(vocab.File(dir, "")); err != nil {
+		k.Close()
+		return nil, fmt.Errorf("kb: %w", err)
+	}
 	return k, nil
+}
+
+// VocabOf returns the vocabulary of a tenant: for an embedded store the
+// one saved in its folder (empty when none was), else Vocab for the
+// default tenant and an empty one for others.
+func (k *KB) VocabOf(tenant string) (*vocab.Vocabulary, error) {
+	if k.dir == "" {
+		if tenant == "" {
+			return k.Vocab, nil
+		}
+		return vocab.New(nil), nil
+	}
+	return vocab.Load(vocab.File(k.dir, tenant))
+}
+
+// AddVocab merges v into the tenant's vocabulary and, for an embedded
+// store, saves it in the store's folder (ingestion calls it with the
+// vocabulary of the files it ingested). A name already known keeps its
+// kind.
+func (k *KB) AddVocab(tenant string, v *vocab.Vocabulary) error {
+	old, err := k.VocabOf(tenant)
+	if err != nil {
+		return err
+	}
+	merged := vocab.Merge(v, old)
+	if k.dir != "" {
+		if err := merged.Save(vocab.File(k.dir, tenant)); err != nil {
+			return fmt.Errorf("kb: %w", err)
+		}
+	}
+	if tenant == "" {
+		k.Vocab = merged
+	}
+	return nil
 }
 
 func openQdrant(ctx context.Context, location string, o Options) (*KB, error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/adaptrag/adaptrag/retrieval/memstore"
 	"github.com/adaptrag/adaptrag/retrieval/qdrant/qdranttest"
 	"github.com/adaptrag/adaptrag/samplekb"
+	"github.com/adaptrag/adaptrag/vocab"
 )
 
 var emb = embed.NewHashing(embed.HashingConfig{})
@@ -154,5 +155,44 @@ func TestOpenQdrant(t *testing.T) {
 	// Qdrant lists its documents too (by scrolling the payloads).
 	if docs, _, err := r.List(ctx, retrieval.Scope{}); err != nil || len(docs) != 0 {
 		t.Errorf("List on an empty Qdrant collection: %d documents, err = %v", len(docs), err)
+	}
+}
+
+// The vocabulary is built from in-memory files, and saved per tenant beside
+// an embedded store and read back when it is opened.
+func TestVocabulary(t *testing.T) {
+	ctx := context.Background()
+	files := fstest.MapFS{"plans.csv": {Data: []byte("Plan,Price\nSpark,$25\nFlow,$45\n")}}
+	m, err := kb.FromFS(ctx, files, emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if k := m.Vocab.Kind("Flow"); k == "" || k != m.Vocab.Kind("Spark") {
+		t.Fatalf("in memory: kinds %q, %q", k, m.Vocab.Kind("Spark"))
+	}
+	loc := "embedded:" + filepath.Join(t.TempDir(), "kb")
+	w, err := kb.Open(ctx, loc, kb.Options{Create: true, Dim: emb.Dim()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddVocab("", m.Vocab); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddVocab("acme", vocab.New([]vocab.Term{{Name: "Surge", Kind: "plan"}})); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	r, err := kb.Open(ctx, loc, kb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Vocab.Kind("Spark") == "" || r.Vocab.Kind("Surge") != "" {
+		t.Errorf("default tenant: Spark %q, Surge %q", r.Vocab.Kind("Spark"), r.Vocab.Kind("Surge"))
+	}
+	acme, err := r.VocabOf("acme")
+	if err != nil || acme.Kind("Surge") != "plan" || acme.Kind("Spark") != "" {
+		t.Errorf("tenant acme: %v, %+v", err, acme.Terms())
 	}
 }

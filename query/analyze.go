@@ -141,8 +141,10 @@ func (t *text) findRefs(toks []token, inner bool) []ref {
 				next := t.at(e)
 				rf := ref{i: p, j: e, plural: r.plural, person: r.person, poss: r.poss}
 				switch {
-				case e == tk.j && k+1 < len(toks) && toks[k+1].kind == tokSpan && toks[k+1].i <= t.skipSpaces(e):
-					// 这个 P-205: a determiner of the entity that follows.
+				case e == tk.j && k+1 < len(toks) && toks[k+1].kind == tokSpan && toks[k+1].i <= t.skipSpaces(e) &&
+					(r.det || t.spans[toks[k+1].span].subject()):
+					// 这个 P-205: a determiner of the entity that follows
+					// (a pronoun before a time is still one: 它周末开门吗).
 					p = e
 					continue
 				case r.det && e < tk.j && !strings.ContainsRune(pronounFollowers, next):

@@ -64,11 +64,20 @@ func (e *RejectError) Is(target error) bool { return target == ErrRewriteRejecte
 // model variants and, without the "add" rule for numbers and times, on
 // hypothetical passages.
 func Check(question string, history []Message, candidate string) error {
+	return CheckWith(nil, question, history, candidate)
+}
+
+// CheckWith is Check with the names of a knowledge base's vocabulary (nil:
+// none) as entities. It also refuses a candidate that keeps a name of the
+// history beside the question's new name of the same kind ("What about
+// Flow?" after a question on Spark must not become a question on both),
+// unless the question refers back ("它和 P-205 比呢").
+func CheckWith(v Vocabulary, question string, history []Message, candidate string) error {
 	hs := make([]*text, 0, len(history))
 	for _, m := range history {
-		hs = append(hs, newText(m.Content))
+		hs = append(hs, parse(m.Content, v))
 	}
-	return check(newText(question), hs, newText(candidate), false)
+	return check(parse(question, v), hs, parse(candidate, v), false)
 }
 
 // check implements Check. In a passage (passage true) numbers and times the
@@ -96,9 +105,94 @@ func check(q *text, hs []*text, c *text, passage bool) error {
 			continue
 		}
 		if slices.ContainsFunc(hs, func(h *text) bool { return hasEntity(h, cs) }) {
+			if old := keptBeside(q, cs); old != "" && !passage {
+				return &RejectError{Op: "keep", Entity: cs.value, By: old}
+			}
 			continue
 		}
 		return &RejectError{Op: "add", Entity: cs.value}
 	}
+	if !passage {
+		if w, n := splitName(q, c); w != "" {
+			return &RejectError{Op: "split", Entity: w + " " + n}
+		}
+	}
 	return nil
+}
+
+// splitName finds a bare number the question writes after a word ("iPhone
+// 15", "Model 3") that the candidate keeps without that word before it
+// ("the Pixel 15"): the word and the number are one name, and a splice
+// that moves the number alone makes a name nobody said.
+func splitName(q, c *text) (string, string) {
+	for k := range q.spans {
+		qs := &q.spans[k]
+		if qs.kind != Number || qs.unit != "" {
+			continue
+		}
+		w := q.wordBefore(qs.i)
+		if w == "" || stopWords[w] || prepositions[w] {
+			continue
+		}
+		kept := false
+		for m := range c.spans {
+			if cs := &c.spans[m]; sameEntity(cs, qs) && c.wordBefore(cs.i) == w {
+				kept = true
+				break
+			}
+		}
+		if !kept {
+			return w, qs.value
+		}
+	}
+	return "", ""
+}
+
+// wordBefore returns the folded Latin word that ends right before char i
+// (spaces between allowed), "" when there is none.
+func (t *text) wordBefore(i int) string {
+	e := i
+	for e > 0 && isSpace(t.at(e-1)) {
+		e--
+	}
+	b := e
+	for b > 0 && isLetter(t.at(b-1)) {
+		b--
+	}
+	if b == e || b > 0 && isAlnum(t.at(b-1)) {
+		return ""
+	}
+	return t.folded(b, e)
+}
+
+// keptBeside returns the question's name that the history's name s (not in
+// the question) stands beside with the same kind, when the question does
+// not refer back; "" otherwise. Only names of a vocabulary and identifiers
+// of one letter prefix have a kind sure enough for this.
+func keptBeside(q *text, s *span) string {
+	if !s.subject() {
+		return ""
+	}
+	keys := s.kindKeys()
+	if s.vk == "" {
+		keys = keys[1:] // the prefix, not the guessed kind
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	for k := range q.spans {
+		qs := &q.spans[k]
+		if !qs.subject() || sameEntity(qs, s) {
+			continue
+		}
+		for _, a := range qs.kindKeys() {
+			if slices.Contains(keys, a) {
+				if len(q.refs(q.tokens())) > 0 {
+					return ""
+				}
+				return qs.value
+			}
+		}
+	}
+	return ""
 }

@@ -71,9 +71,12 @@ type span struct {
 	cue    string // the word that introduced an identifier ("订单", "order")
 	key    string // comparison key (see sameEntity)
 	value  string
+	vk     string // the vocabulary's kind of a KnownName
 }
 
-func (s *span) subject() bool { return s.kind == Product || s.kind == Order || s.kind == Code }
+func (s *span) subject() bool {
+	return s.kind == Product || s.kind == Order || s.kind == Code || s.kind == KnownName
+}
 func (s *span) numeric() bool {
 	return s.kind == Amount || s.kind == Duration || s.kind == Percent || s.kind == Number
 }
@@ -124,6 +127,8 @@ func sameEntity(a, b *span) bool {
 // or a bare number against any numeric slot, or identifiers of any kind.
 func sameSlot(a, b *span) bool {
 	switch {
+	case a.vk != "" && b.vk != "":
+		return a.vk == b.vk
 	case a.kind == b.kind:
 		return a.kind != Date || a.role == b.role || a.role == RoleTime || b.role == RoleTime
 	case a.subject() && b.subject():
@@ -164,6 +169,7 @@ func scanEntities(t *text) {
 		i = k
 	}
 	t.mergeDates()
+	t.addNames()
 	t.assignRoles()
 	for k := range t.spans {
 		s := &t.spans[k]

@@ -108,11 +108,16 @@ type Report struct {
 	// len(Split(Text)) == N. ChainsKept: cases labelled 1 that Split leaves
 	// whole.
 	SubquestionRecall, ChainsKept float64
+	// Passed counts the cases that missed nothing.
+	Passed int
 	// Errors counts rewriter errors (the question is then used as is).
 	Errors int
 	// Counts behind the rates.
 	Mentions, MentionsFound, WrongChecked, Wrong, ClarifyExpected, ClarifyPredicted, ClarifyCorrect, ClarifyExact,
 	Compound, CompoundOK, Chains, ChainsOK int
+	// Rules counts the cases each rule decided (Rewrite.Rule), so that a
+	// report says how often each rule fired on the set.
+	Rules map[string]int `json:",omitempty"`
 	// Failures lists every case that missed something, for reading.
 	Failures []Failure
 }
@@ -153,9 +158,16 @@ func Evaluate(ctx context.Context, r Rewriter, cases []Case) Report {
 		if rw.Text == "" {
 			rw.Text = c.Question
 		}
+		if rw.Rule != "" {
+			if rep.Rules == nil {
+				rep.Rules = map[string]int{}
+			}
+			rep.Rules[rw.Rule]++
+		}
 		fail := func(format string, a ...any) {
 			rep.Failures = append(rep.Failures, Failure{ID: c.ID, Question: c.Question, Text: rw.Text, Rule: rw.Rule, Reason: fmt.Sprintf(format, a...)})
 		}
+		before := len(rep.Failures)
 		got := Predicted(c.Question, rw)
 		if got == c.Expect.Outcome {
 			correct++
@@ -212,6 +224,9 @@ func Evaluate(ctx context.Context, r Rewriter, cases []Case) Report {
 				fail("split a single ask into %q", parts)
 			}
 		}
+		if len(rep.Failures) == before {
+			rep.Passed++
+		}
 	}
 	rate := func(a, b int, empty float64) float64 {
 		if b == 0 {
@@ -246,6 +261,7 @@ func sameSet(a, b []string) bool {
 func (r Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cases                %d (rewriter errors %d)\n", r.Cases, r.Errors)
+	fmt.Fprintf(&b, "cases passed         %d/%d\n", r.Passed, r.Cases)
 	fmt.Fprintf(&b, "outcome accuracy     %.3f\n", r.OutcomeAccuracy)
 	fmt.Fprintf(&b, "entity recall        %.3f (%d/%d)\n", r.EntityRecall, r.MentionsFound, r.Mentions)
 	fmt.Fprintf(&b, "wrong-entity rate    %.3f (%d/%d)\n", r.WrongEntityRate, r.Wrong, r.WrongChecked)
@@ -254,6 +270,18 @@ func (r Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "candidates exact     %.3f (%d/%d)\n", r.CandidatesExact, r.ClarifyExact, r.ClarifyCorrect)
 	fmt.Fprintf(&b, "sub-question recall  %.3f (%d/%d)\n", r.SubquestionRecall, r.CompoundOK, r.Compound)
 	fmt.Fprintf(&b, "chains kept whole    %.3f (%d/%d)\n", r.ChainsKept, r.ChainsOK, r.Chains)
+	if len(r.Rules) > 0 {
+		names := make([]string, 0, len(r.Rules))
+		for k := range r.Rules {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		b.WriteString("rules fired         ")
+		for _, k := range names {
+			fmt.Fprintf(&b, " %s=%d", k, r.Rules[k])
+		}
+		b.WriteString("\n")
+	}
 	for _, f := range r.Failures {
 		fmt.Fprintf(&b, "FAIL %s [%s] %q -> %q: %s\n", f.ID, f.Rule, f.Question, f.Text, f.Reason)
 	}

@@ -112,6 +112,7 @@ func ExampleEvaluate() {
 	_ = rep.WriteText(os.Stdout)
 	// Output:
 	// cases                3 (rewriter errors 0)
+	// cases passed         3/3
 	// outcome accuracy     1.000
 	// entity recall        1.000 (2/2)
 	// wrong-entity rate    0.000 (0/1)
@@ -120,6 +121,7 @@ func ExampleEvaluate() {
 	// candidates exact     1.000 (1/1)
 	// sub-question recall  1.000 (1/1)
 	// chains kept whole    1.000 (0/0)
+	// rules fired          clarify=1 ellipsis:entity=1 no_history=1
 }
 
 func ExampleLLM_Rewrite() {

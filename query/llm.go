@@ -81,6 +81,10 @@ type LLMConfig struct {
 	// MaxPassageRunes bounds a hypothetical passage (longer ones are cut);
 	// 0 means 800.
 	MaxPassageRunes int
+	// Vocab is the knowledge base's vocabulary: the check of every rewrite
+	// reads its names as entities, and the offline rules that stand in
+	// (StandIn) use it. Nil: entities by shape alone.
+	Vocab Vocabulary
 }
 
 // LLM rewrites, varies and expands queries with a language model and
@@ -252,7 +256,7 @@ func decode(text string, v any, required ...string) error {
 // call. The answer is accepted only if it is well formed, its clarify
 // candidates and resolved values occur in the history, and Check passes.
 func (l *LLM) Rewrite(ctx context.Context, question string, history []Message) (Rewrite, error) {
-	keep := Rewrite{Text: question, Rule: RuleStandalone, Entities: Entities(question)}
+	keep := Rewrite{Text: question, Rule: RuleStandalone, Entities: parse(question, l.cfg.Vocab).entities()}
 	switch {
 	case strings.TrimSpace(question) == "":
 		keep.Rule = RuleEmpty
@@ -308,7 +312,7 @@ func (l *LLM) Rewrite(ctx context.Context, question string, history []Message) (
 	if utf8.RuneCountInString(q) > 4*utf8.RuneCountInString(question)+400 {
 		return fail(fmt.Errorf("%w: query of %d characters", ErrMalformed, utf8.RuneCountInString(q)))
 	}
-	if err := Check(question, win, q); err != nil {
+	if err := CheckWith(l.cfg.Vocab, question, win, q); err != nil {
 		return fail(err)
 	}
 	r := Rewrite{Text: q, Rewritten: q != question, FollowUp: ans.FollowUp, Unresolved: ans.Unresolved, Rule: RuleLLM}
@@ -319,7 +323,7 @@ func (l *LLM) Rewrite(ctx context.Context, question string, history []Message) (
 		}
 		r.Resolved = append(r.Resolved, Resolution{Mention: rr.Mention, Value: rr.Value, Turn: turn})
 	}
-	r.Entities = Entities(q)
+	r.Entities = parse(q, l.cfg.Vocab).entities()
 	return r, nil
 }
 

@@ -67,6 +67,11 @@ type Rewrite struct {
 	// reference: retrieve nothing and ask the user.
 	Clarify *Clarify
 	Rule    string // which rule decided (for the log)
+	// Variants are extra search keys that lean on the history when no
+	// rewrite was sure (RuleKept): the question with the previous
+	// question's entities and keywords. They are searched beside Text and
+	// never shown as the query.
+	Variants []string
 }
 
 // Rewriter turns a question and the conversation before it into a
@@ -106,6 +111,12 @@ type Offline struct {
 	// Window is how many of the most recent history messages are read; 0
 	// means DefaultWindow.
 	Window int
+	// Vocab, when not nil, is the knowledge base's vocabulary: its names
+	// are entities of their table's kind, so that a follow-up replaces a
+	// name with its sibling, a reference finds a name as its candidate and
+	// two names of one kind are asked back. Nil reads entities by shape
+	// alone.
+	Vocab Vocabulary
 }
 
 var _ Rewriter = Offline{}
@@ -116,7 +127,7 @@ func (o Offline) Rewrite(ctx context.Context, question string, history []Message
 	if err := ctx.Err(); err != nil {
 		return Rewrite{Text: question, Rule: RuleStandalone}, err
 	}
-	c := &conv{msgs: history, ts: make([]*text, len(history)), talk: make([]int8, len(history))}
+	c := &conv{msgs: history, ts: make([]*text, len(history)), talk: make([]int8, len(history)), voc: o.Vocab}
 	r := o.rewrite(question, nil, c, len(history), maxDepth)
 	if r.Rewritten && r.Clarify == nil {
 		// The rules splice phrases together; a splice can make a new
@@ -126,8 +137,8 @@ func (o Offline) Rewrite(ctx context.Context, question string, history []Message
 		for k := range history {
 			hs[k] = c.text(k)
 		}
-		if err := check(newText(question), hs, newText(r.Text), false); err != nil {
-			return Rewrite{Text: question, Rule: RuleRejected, Entities: Entities(question)}, nil
+		if err := check(parse(question, o.Vocab), hs, parse(r.Text, o.Vocab), false); err != nil {
+			return Rewrite{Text: question, Rule: RuleRejected, Entities: parse(question, o.Vocab).entities()}, nil
 		}
 	}
 	return r, nil
@@ -139,11 +150,12 @@ type conv struct {
 	msgs []Message
 	ts   []*text
 	talk []int8 // 0 not known yet, 1 small talk only, -1 not
+	voc  Vocabulary
 }
 
 func (c *conv) text(k int) *text {
 	if c.ts[k] == nil {
-		c.ts[k] = newText(c.msgs[k].Content)
+		c.ts[k] = parse(c.msgs[k].Content, c.voc)
 	}
 	return c.ts[k]
 }
@@ -198,13 +210,16 @@ func (o Offline) rewrite(question string, pre *text, c *conv, end, depth int) Re
 	core := stripTalkLead(question)
 	q := pre
 	if q == nil || core != question {
-		q = newText(core)
+		q = parse(core, c.voc)
 	}
 	qt := q.tokens()
 	win := o.window(c, end)
 	if len(win) == 0 {
 		r.Rule = RuleNoHistory
 		return finish(r, question, q)
+	}
+	if rr, ok := o.clarifyReply(r, question, q, c, win, depth); ok {
+		return rr
 	}
 	// The previous question, itself understood in its own context.
 	var p *text
@@ -216,13 +231,22 @@ func (o Offline) rewrite(question string, pre *text, c *conv, end, depth int) Re
 		p = win[k].t
 		if depth > 0 {
 			if pr := o.rewrite(p.src, p, c, win[k].idx, depth-1); pr.Rewritten && pr.Clarify == nil {
-				p = newText(pr.Text)
+				p = parse(pr.Text, c.voc)
 			}
 		}
 		pt = p.tokens()
 		break
 	}
 	refs := q.refs(qt)
+	if len(refs) == 0 && !hasSubject(q) && namedBefore(win) {
+		// "How much hotspot data does it give?" after a question on two
+		// plans: words before the pronoun are no antecedent when the
+		// conversation names things of the knowledge base.
+		refs = q.findRefs(qt, true)
+		if len(refs) == 0 {
+			refs = q.placeRefs() // "那里有停车场吗？" after a hotel
+		}
+	}
 	if hasSubject(q) {
 		// "这个政策适用于 P-205 吗": the demonstrative points at the policy
 		// talked about, not at another identifier.
@@ -238,6 +262,14 @@ func (o Offline) rewrite(question string, pre *text, c *conv, end, depth int) Re
 		if i, j, ok := q.ellipsis(qt, refs); ok {
 			r.Text, r.Rule = elide(q, qt, i, j, p, pt)
 			r.FollowUp = true
+			if r.Rule == RuleEllipsisCarry {
+				// No part of the previous question to replace ("What
+				// about Japan?" after Mexico): a splice would ask about
+				// both. The question is kept; the previous one only
+				// boosts retrieval.
+				r.Text, r.Rule = question, RuleKept
+				r.Variants = historyVariant(q, p, pt)
+			}
 			return finish(r, question, q)
 		}
 		if i, j, ok := q.bareTerm(qt, refs); ok {
@@ -265,11 +297,11 @@ func finish(r Rewrite, question string, q *text) Rewrite {
 		if q.src == question {
 			r.Entities = q.entities()
 		} else {
-			r.Entities = Entities(question)
+			r.Entities = parse(question, q.voc).entities()
 		}
 		return r
 	}
-	rt := newText(r.Text)
+	rt := parse(r.Text, q.voc)
 	var missing []string
 	for k := range q.spans {
 		if !hasEntity(rt, &q.spans[k]) {
@@ -278,7 +310,7 @@ func finish(r Rewrite, question string, q *text) Rewrite {
 	}
 	if len(missing) > 0 {
 		r.Text = strings.Join(missing, " ") + " " + r.Text
-		rt = newText(r.Text)
+		rt = parse(r.Text, q.voc)
 	}
 	r.Rewritten = true
 	r.Entities = rt.entities()
@@ -440,11 +472,13 @@ func resolve(r Rewrite, question string, q *text, refs []ref, win []hmsg, p *tex
 		plural = plural || rf.plural
 	}
 	if !plural {
-		kinds := map[EntityKind]int{}
+		kinds := map[string]int{}
 		clar := false
 		for _, c := range cs {
-			kinds[c.s.kind]++
-			clar = clar || kinds[c.s.kind] >= 2
+			for _, k := range c.s.kindKeys() {
+				kinds[k]++
+				clar = clar || kinds[k] >= 2
+			}
 		}
 		if clar {
 			r.Rule = RuleClarify
@@ -455,7 +489,7 @@ func resolve(r Rewrite, question string, q *text, refs []ref, win []hmsg, p *tex
 			r.Clarify = c
 			r.Entities = q.entities()
 			if q.src != question {
-				r.Entities = Entities(question)
+				r.Entities = parse(question, q.voc).entities()
 			}
 			return r
 		}
@@ -658,7 +692,27 @@ func elide(q *text, qt []token, i, j int, p *text, pt []token) (string, string) 
 	if len(xs) > 0 {
 		return elideEntities(q, qt, i, j, xs, p, pt)
 	}
-	return elideTerm(q, qt, i, j, p, pt)
+	out, rule := elideTerm(q, qt, i, j, p, pt)
+	if rule == RuleEllipsisCarry && p.voc != nil && namesKnown(p) {
+		// A term the vocabulary does not know ("招待费") may still replace
+		// the part of the previous question that it names as a word
+		// ("差旅报销" -> "招待费"): read the previous question as words.
+		p0 := parse(p.src, nil)
+		if o, r := elideTerm(q, qt, i, j, p0, p0.tokens()); r != RuleEllipsisCarry {
+			return o, r
+		}
+	}
+	return out, rule
+}
+
+// namesKnown reports a text with a name of the vocabulary.
+func namesKnown(t *text) bool {
+	for k := range t.spans {
+		if t.spans[k].vk != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func elideEntities(q *text, qt []token, i, j int, xs []*span, p *text, pt []token) (string, string) {

@@ -22,8 +22,12 @@ import (
 //
 // Parts that name no identifier take those of the first part ("SKU-3381 的保
 // 修期多久，支持以旧换新吗？" -> "SKU-3381 支持以旧换新吗？").
-func Split(text string) []string {
-	t := newText(text)
+func Split(text string) []string { return SplitWith(nil, text) }
+
+// SplitWith is Split with the names of a knowledge base's vocabulary (nil:
+// none) as entities: a part that names one keeps its own subject.
+func SplitWith(v Vocabulary, text string) []string {
+	t := parse(text, v)
 	toks := t.tokens()
 	refs := t.findRefs(toks, true)
 	cls := t.clauses(toks)
@@ -117,7 +121,7 @@ func (t *text) clauses(toks []token) []clause {
 }
 
 // leadWords are connectives at the start of a clause that carry no ask.
-var leadWords = map[string]bool{"and": true, "also": true, "plus": true, "so": true, "but": true, "or": true, "then": true, "additionally": true}
+var leadWords = lexSet("lead", "en")
 
 var hanLeads = strings.Fields("另外 还有 以及 并且 而且 同时 此外 那么 再者 顺便问下 顺便问一下 顺便")
 
@@ -373,15 +377,15 @@ func (t *text) finishParts(parts []string) []string {
 					s, changed = strings.TrimLeft(strings.TrimPrefix(s, l), " ，,"), true
 				}
 			}
-			if f := strings.Fields(s); len(f) > 1 && leadWords[strings.ToLower(f[0])] {
-				s, changed = strings.TrimSpace(s[len(f[0]):]), true
+			if f := strings.Fields(s); len(f) > 1 && leadWords[strings.TrimRight(strings.ToLower(f[0]), ",，")] {
+				s, changed = strings.TrimLeft(s[len(f[0]):], " ,，"), true
 			}
 		}
 		s = strings.TrimRight(s, " ,，;；")
 		if s == "" {
 			continue
 		}
-		pt := newText(s)
+		pt := parse(s, t.voc)
 		var own []string
 		for _, sp := range pt.spans {
 			if sp.subject() {
@@ -390,7 +394,7 @@ func (t *text) finishParts(parts []string) []string {
 		}
 		if k == 0 {
 			ids = own
-		} else if len(own) == 0 && len(ids) > 0 {
+		} else if len(own) == 0 && len(ids) > 0 && !pt.namesProper() {
 			s = strings.Join(ids, " ") + " " + s
 		}
 		last, _ := utf8.DecodeLastRuneInString(s)
@@ -410,4 +414,25 @@ func (t *text) finishParts(parts []string) []string {
 		return nil
 	}
 	return out
+}
+
+// namesProper reports a capitalised Latin word after the first word ("how
+// many seats does Starter allow"): the part names its own subject, even
+// when nothing reads it as an identifier.
+func (t *text) namesProper() bool {
+	first := true
+	for _, tk := range t.tokens() {
+		switch tk.kind {
+		case tokPunct:
+			first = true
+		case tokWord:
+			if !first && tk.low != "i" && !strings.HasPrefix(tk.low, "i'") && unicode.IsUpper(rune(t.src[t.off(tk.i)])) {
+				return true
+			}
+			first = false
+		default:
+			first = false
+		}
+	}
+	return false
 }

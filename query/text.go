@@ -118,13 +118,17 @@ type text struct {
 	spans []span
 	toks  []token // tokens, once computed
 	han   bool    // has a CJK character
+	voc   Vocabulary
 }
 
-func newText(s string) *text {
+func newText(s string) *text { return parse(s, nil) }
+
+// parse scans s, with the names of v (nil: none) as entities.
+func parse(s string, v Vocabulary) *text {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "")
 	}
-	t := &text{src: s, cs: make([]char, 0, utf8.RuneCountInString(s))}
+	t := &text{src: s, cs: make([]char, 0, utf8.RuneCountInString(s)), voc: v}
 	for off, r := range s {
 		f := fold(r)
 		if !t.han && isHan(f) {

@@ -109,15 +109,9 @@ var governors = map[string]bool{
 
 // auxWords start a clause: after a pronoun they make it a subject, and an
 // elided phrase never contains them.
-var auxWords = map[string]bool{
-	"is": true, "am": true, "are": true, "was": true, "were": true, "be": true, "been": true, "being": true, "do": true,
-	"does": true, "did": true, "have": true, "has": true, "had": true, "can": true, "could": true, "will": true,
-	"would": true, "shall": true, "should": true, "may": true, "might": true, "must": true, "need": true, "needs": true,
-}
+var auxWords = lexSet("aux", "en")
 
-var whWords = map[string]bool{
-	"what": true, "which": true, "who": true, "whom": true, "whose": true, "when": true, "where": true, "why": true, "how": true,
-}
+var whWords = lexSet("wh", "en")
 
 var prepositions = map[string]bool{
 	"for": true, "in": true, "on": true, "at": true, "with": true, "to": true, "during": true, "from": true, "under": true,

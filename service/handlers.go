@@ -378,7 +378,8 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request, c caller) 
 }
 
 // handleSchema serves the JSON Schema of a v1 body: ?type=response (the
-// default), ask_request, search_request, error or limits.
+// default), ask_request, search_request, error, limits, node_event or
+// token_event.
 func (s *Server) handleSchema(w http.ResponseWriter, r *http.Request) {
 	name := cmp.Or(r.URL.Query().Get("type"), api.SchemaResponse)
 	b, err := api.Schema(name)

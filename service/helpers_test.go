@@ -328,6 +328,10 @@ func allEvents(t testing.TB, resp *http.Response) []event {
 			return evs
 		}
 		switch ev.name {
+		case "node":
+			validate(t, api.SchemaNodeEvent, ev.data)
+		case "token":
+			validate(t, api.SchemaTokenEvent, ev.data)
 		case "result":
 			validate(t, api.SchemaResponse, ev.data)
 		case "error":

@@ -73,8 +73,8 @@ type Config struct {
 	// refused unless their Host is loopback (a defence against DNS
 	// rebinding).
 	Keys []Key
-	// Timeout bounds each run (default 60s); a request's timeout_ms may
-	// shorten it, never lengthen it.
+	// Timeout bounds each run (default 60s; at least 1ms); a request's
+	// timeout_ms may shorten it, never lengthen it.
 	Timeout time.Duration
 	// MaxBodyBytes bounds a request body (default 1 MiB).
 	MaxBodyBytes int64

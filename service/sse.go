@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+
+	"github.com/adaptrag/adaptrag/api"
 )
 
 // sseWriter writes Server-Sent Events, flushing after each. Headers are
@@ -57,16 +59,6 @@ func (s *sseWriter) send(event string, v any) error {
 
 // Payloads of the events.
 type (
-	nodeEvent struct {
-		Node       string  `json:"node"`
-		Step       int     `json:"step"`
-		Label      string  `json:"label,omitempty"` // the edge the node's router chose
-		DurationMs float64 `json:"duration_ms"`
-		TokensIn   int     `json:"tokens_in"`
-		TokensOut  int     `json:"tokens_out"`
-	}
-	tokenEvent struct {
-		Node string `json:"node"`
-		Text string `json:"text"`
-	}
+	nodeEvent  = api.NodeEvent
+	tokenEvent = api.TokenEvent
 )

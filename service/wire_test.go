@@ -75,8 +75,8 @@ func checkWire(t testing.TB, path string, resp *http.Response) {
 	switch {
 	case p == "/readyz" || p == "/healthz":
 		// Probes answer their own status bodies.
-	case p == "/mcp":
-		// MCP answers in JSON-RPC, errors included.
+	case p == "/mcp" || strings.HasPrefix(p, "/mcp/"):
+		// MCP speaks JSON-RPC, whose errors are its own.
 	case resp.StatusCode >= 400:
 		validate(t, api.SchemaError, b)
 	case p == "/v1/ask" || p == "/v1/search":

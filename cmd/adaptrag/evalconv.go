@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/adaptrag/adaptrag"
 	"github.com/adaptrag/adaptrag/llm"
@@ -19,11 +21,13 @@ import (
 // entity recall, wrong-entity rate, clarify precision and recall and
 // sub-question recall. The outcome is the pipeline's: clarify when it asked
 // back, chitchat when it answered without retrieval as small talk, answer
-// otherwise.
+// otherwise. --kb DIR builds the knowledge base (and its vocabulary) in
+// memory from a folder of documents, as the bundled sample is built.
 func evalConversation(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "eval conversation")
 	data := fs.String("data", "", "a JSON Lines file of conversation cases")
 	store := fs.String("store", e.getenv("ADAPTRAG_STORE"), "knowledge base (default: the bundled sample)")
+	kbDir := fs.String("kb", "", "a folder of documents to build an in-memory knowledge base from (instead of --store)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if _, err := parse(fs, args); err != nil {
 		return err
@@ -35,7 +39,14 @@ func evalConversation(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	a, err := build(ctx, options{store: *store, llm: llm.ConfigFromEnv()})
+	o := options{store: *store, llm: llm.ConfigFromEnv()}
+	if *kbDir != "" {
+		if _, err := os.Stat(*kbDir); err != nil {
+			return fmt.Errorf("--kb: %w", err)
+		}
+		o.files = os.DirFS(*kbDir)
+	}
+	a, err := build(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -61,6 +72,20 @@ func (pr pipelineRewriter) Rewrite(ctx context.Context, question string, history
 		Resolved: res.Query.Resolved, Unresolved: res.Query.Unresolved, Entities: res.Query.Entities,
 		Clarify:   res.Clarify,
 		SmallTalk: res.Route.QueryType == router.Chitchat || res.AnsweredBy == state.ByChitchat || res.Decision.Action == plan.ActionDirect,
-		Rule:      string(res.AnsweredBy),
+		Rule:      rewriteRule(res.SubTasks, string(res.AnsweredBy)),
 	}, nil
+}
+
+// rewriteRule is the rule the understanding of a run recorded ("rewrite
+// ellipsis:entity" in the sub-task log), or def when it recorded none (small
+// talk answered before understanding).
+func rewriteRule(ts []state.SubTask, def string) string {
+	for _, t := range ts {
+		if t.Kind == "rewrite" {
+			if r, ok := strings.CutPrefix(t.Task, "rewrite "); ok {
+				return r
+			}
+		}
+	}
+	return def
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/adaptrag/adaptrag/ingest"
 	"github.com/adaptrag/adaptrag/kb"
 	"github.com/adaptrag/adaptrag/retrieval/embed"
+	"github.com/adaptrag/adaptrag/vocab"
 )
 
 // skippedShown is how many skipped files ingest names without --verbose.
@@ -74,6 +75,13 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The knowledge base's names and their kinds, kept beside it for the
+	// rewriting of follow-ups.
+	if v, verr := vocab.FromPaths(ctx, pos); verr != nil {
+		fmt.Fprintf(e.stderr, "vocabulary not updated: %v\n", verr)
+	} else if verr := k.AddVocab(*tenant, v); verr != nil {
+		fmt.Fprintf(e.stderr, "vocabulary not saved: %v\n", verr)
+	}
 	if rep.Files+rep.FAQFiles == 0 && len(rep.Pruned) == 0 {
 		return fmt.Errorf("nothing ingested: %s", whyNothing(rep))
 	}
@@ -124,7 +132,7 @@ func whyNothing(rep ingest.Report) string {
 	case len(rep.Errors) > 0:
 		return fmt.Sprintf("every file failed (%d)", len(rep.Errors))
 	case len(rep.Skipped) > 0:
-		return fmt.Sprintf("no supported file (%d skipped, listed above; supported: .md .markdown .txt .csv .tsv .xlsx .jsonl .html .htm)", len(rep.Skipped))
+		return fmt.Sprintf("no supported file (%d skipped, listed above; supported: .md .markdown .txt .csv .tsv .xlsx .jsonl .html .htm .pdf .docx .pptx)", len(rep.Skipped))
 	}
 	return "no files found (hidden files and folders are left out)"
 }

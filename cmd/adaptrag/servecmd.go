@@ -21,7 +21,7 @@ import (
 	"github.com/adaptrag/adaptrag/service"
 )
 
-const serveUsage = "serve [--addr HOST:PORT] [--store LOC] [--auth FILE] [--jaeger-ui URL] [--classifier offline|llm|cascade] [--timeout D] [--max-runs N] [--max-body BYTES] [--max-question RUNES] [--max-parts N] [--keep-runs N] [--drain-delay D] [--shutdown-timeout D]"
+const serveUsage = "serve [--addr HOST:PORT] [--store LOC] [--auth FILE] [--jaeger-ui URL] [--classifier offline|llm|cascade] [--timeout D] [--max-runs N] [--max-body BYTES] [--max-question RUNES] [--max-parts N] [--keep-runs N] [--drain-delay D] [--shutdown-timeout D] [--files DIR|TENANT=DIR,...]"
 
 func runServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "serve")
@@ -38,6 +38,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	keepRuns := fs.Int("keep-runs", service.DefaultKeepRuns, "finished runs whose paths GET /v1/graph?run=ID can show")
 	drain := fs.Duration("drain-delay", service.DefaultDrainDelay, "on SIGTERM or interrupt, how long /readyz answers 503 before the listener closes (0: none)")
 	grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM or interrupt, how long requests in flight may take to finish")
+	filesFlag := fs.String("files", "", "folder the knowledge base was ingested from, served to the default tenant so citations open (GET /v1/files/ORIGIN); with --auth, TENANT=DIR,TENANT=DIR")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -54,6 +55,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	if *jaegerUI != "" && !strings.HasPrefix(*jaegerUI, "http://") && !strings.HasPrefix(*jaegerUI, "https://") {
 		return fmt.Errorf("%w: --jaeger-ui %q is not an http(s) URL", errUsage, *jaegerUI)
+	}
+	files := map[string]string{}
+	for _, p := range strings.Split(*filesFlag, ",") {
+		if tenant, dir, ok := strings.Cut(p, "="); ok {
+			files[tenant] = dir
+		} else if p != "" {
+			files[""] = p
+		}
 	}
 	var keys []service.Key
 	if *authFile != "" {
@@ -99,7 +108,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		Pipeline: a.pipe, Keys: keys, Timeout: *timeout, MaxBodyBytes: *maxBody, MaxRuns: *maxRuns, KeepRuns: *keepRuns,
 		MaxQuestionParts: *maxParts, DrainDelay: *drain,
 		JaegerUI: *jaegerUI, Ready: checks, Metrics: metrics.Handler, MeterProvider: metrics.Provider,
-		TracerProvider: a.tp, Logger: log, MCP: mcpSrv.Handler(nil),
+		TracerProvider: a.tp, Logger: log, MCP: mcpSrv.Handler(nil), Files: files,
 	})
 	if err != nil {
 		return err

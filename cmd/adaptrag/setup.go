@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -22,8 +23,11 @@ import (
 type options struct {
 	classifier string // offline, llm, cascade; "" picks cascade with a model, offline without
 	store      string // "" for the bundled sample handbook
-	llm        llm.Config
-	tp         trace.TracerProvider
+	// files, when not nil, is a folder of documents built into an
+	// in-memory knowledge base instead of store (eval conversation --kb).
+	files fs.FS
+	llm   llm.Config
+	tp    trace.TracerProvider
 	// tune adjusts the pipeline's options before it is built (the
 	// service's meter provider and limits, say).
 	tune func(*adaptrag.Options)
@@ -107,27 +111,36 @@ func build(ctx context.Context, o options) (*app, error) {
 		}
 		a.shutdown = shutdown
 	}
-	if o.store == "" {
+	switch {
+	case o.files != nil:
+		a.kb, err = kb.FromFS(ctx, o.files, emb)
+	case o.store == "":
 		a.kb, err = kb.Sample(ctx, emb)
-	} else {
+	default:
 		a.kb, err = kb.Open(ctx, o.store, kb.Options{Dim: emb.Dim()})
 	}
 	if err != nil {
 		return nil, errors.Join(err, a.shutdown(ctx))
 	}
 	a.tp = tp
-	opts := policy(o.store)
+	sample := o.store == "" && o.files == nil
+	var opts adaptrag.Options
+	if sample {
+		opts = policy("")
+	}
 	opts.TracerProvider = tp
 	if o.tune != nil {
 		o.tune(&opts)
 	}
 	deps := adaptrag.Deps{Docs: a.kb.Docs, FAQ: a.kb.FAQ, Embedder: emb, Classifier: clf, Generator: gen}
+	// Follow-ups are understood with the knowledge base's own names.
+	deps.Rewriter = query.Offline{Vocab: a.kb.Vocab}
 	if gen != nil {
 		// Follow-ups are rewritten by the model (checked against the
 		// conversation; the offline rules stand in when it fails).
-		deps.Rewriter = query.NewLLM(gen, query.LLMConfig{})
+		deps.Rewriter = query.NewLLM(gen, query.LLMConfig{Vocab: a.kb.Vocab})
 	}
-	if o.store == "" {
+	if sample {
 		deps.Lookup = samplekb.Lookup() // the sample's orders and products
 	}
 	a.pipe, err = adaptrag.New(ctx, deps, opts)

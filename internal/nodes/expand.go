@@ -24,7 +24,8 @@ const DefaultMaxVariants = 3
 // checked: one that drops, swaps or adds an entity or number is not used.
 func (n *Nodes) Expand(ctx context.Context, s state.RAG) (state.RAG, error) {
 	if s.Plan != nil && s.Plan.UseQueryVariants {
-		s.Query.Variants = n.variants(ctx, &s)
+		// The history's search keys (a kept follow-up) stay first.
+		s.Query.Variants = append(s.Query.Variants, n.variants(ctx, &s)...)
 	}
 	if n.cfg.HyDE && n.hyde != nil {
 		start := time.Now()

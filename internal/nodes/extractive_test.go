@@ -28,7 +28,7 @@ func textHit(origin, title, text string) retrieval.Hit {
 func answer(t *testing.T, q string, docs ...retrieval.Hit) string {
 	t.Helper()
 	lang := DefaultTexts().withDefaults().lang(langOf(q))
-	ans, cites := extractive(analysis.Default(), q, docs, nil, lang, 3, langOf(q) == "zh")
+	ans, cites := extractive(analysis.Default(), q, docs, nil, lang, 3, langOf(q) == "zh", "")
 	if len(cites) == 0 {
 		t.Fatalf("%q: nothing quoted: %q", q, ans)
 	}
@@ -127,5 +127,29 @@ func TestExtractiveKeywordMatchedByHeading(t *testing.T) {
 		"Meter readings are kept for seven years. Older readings are deleted every January."))
 	if !strings.Contains(ans, "Meter readings are kept for seven years. [1]") {
 		t.Errorf("answer %q", ans)
+	}
+}
+
+// The record the user named is quoted even when the query was rewritten
+// for the next step of a chain: "选课记录 EN-30112 的状态是什么？" searched
+// with the course's words quoted the course rows and left out the
+// EN-30112 row holding 状态: 需补考.
+func TestExtractiveQuotesTheAskedRecordAfterARewrite(t *testing.T) {
+	record := rowHit("选课记录.csv", "row 3", "选课记录 EN-30112", "选课记录",
+		"记录号: EN-30112; 学号: S2024013; 课程代码: MA-105; 学期: 2025秋; 成绩: 52; 状态: 需补考")
+	course := rowHit("课程.csv", "row 4", "课程 MA-105", "课程",
+		"课程代码: MA-105; 课程名称: 高等数学A; 学分: 5; 开课学院: 数学学院; 课程类型: 公共必修")
+	lang := DefaultTexts().withDefaults().lang("zh")
+	ans, _ := extractive(analysis.Default(), "MA-105 数学学院 高等数学A 公共必修 的状态是什么？", []retrieval.Hit{record, course}, nil, lang, 3, true,
+		"选课记录EN-30112的状态是什么？")
+	if !strings.Contains(ans, "状态: 需补考 [1]") {
+		t.Errorf("answer %q leaves out the record asked about", ans)
+	}
+}
+
+func TestRecordIDs(t *testing.T) {
+	got := strings.Join(recordIDs("选课记录EN-30112的状态，病历号 HZ-3307 和 Z5 区、2026 年、Team 套餐"), ",")
+	if got != "en-30112,hz-3307,z5" {
+		t.Errorf("recordIDs = %q", got)
 	}
 }

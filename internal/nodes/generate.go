@@ -17,6 +17,7 @@ import (
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/analysis"
+	"github.com/adaptrag/adaptrag/router"
 	"github.com/adaptrag/adaptrag/state"
 )
 
@@ -54,6 +55,15 @@ func (n *Nodes) Chitchat(ctx context.Context, s state.RAG) (state.RAG, error) {
 	return s, nil
 }
 
+// notFound is the reply when nothing was found: the small-talk one for a
+// question that reads as small talk, else the plain refusal.
+func (n *Nodes) notFound(ctx context.Context, s *state.RAG, t Lang, lang string) string {
+	if router.DetectSmallTalk(s.Question).Kind != router.NoSmallTalk && t.TalkNotFound != "" {
+		return n.reply(ctx, t.TalkNotFound, lang)
+	}
+	return t.NotFound
+}
+
 // blank reports an answer with no text as a refusal: a model that says
 // nothing has not answered, whatever its client made of it.
 func blank(text string) error {
@@ -80,7 +90,7 @@ func (n *Nodes) Generate(ctx context.Context, s state.RAG) (state.RAG, error) {
 	lang := runLang(&s)
 	t := n.cfg.Texts.lang(lang)
 	if len(s.Docs) == 0 {
-		s.Answer, s.Citations, s.AnsweredBy = t.NotFound, nil, state.ByNotFound
+		s.Answer, s.Citations, s.AnsweredBy = n.notFound(ctx, &s, t, lang), nil, state.ByNotFound
 		return s, nil
 	}
 	if n.p.Generator != nil {
@@ -119,11 +129,16 @@ func (n *Nodes) Generate(ctx context.Context, s state.RAG) (state.RAG, error) {
 		if len(s.Docs) > 3 {
 			maxSent = 5
 		}
-		s.Answer, s.Citations = extractive(n.analyzer, s.Query.Text, s.Docs, nil, t, maxSent, cjk)
+		// The query may have been rewritten (a follow-up, a chain's next
+		// step); the records the user named still are what was asked.
+		s.Answer, s.Citations = extractive(n.analyzer, s.Query.Text, s.Docs, nil, t, maxSent, cjk, s.Question)
 	}
 	s.AnsweredBy = state.ByExtractive
 	if len(s.Citations) == 0 {
 		s.AnsweredBy = state.ByNotFound
+		if router.DetectSmallTalk(s.Question).Kind != router.NoSmallTalk {
+			s.Answer = n.notFound(ctx, &s, t, lang)
+		}
 		return s, nil
 	}
 	n.frame(&s, t, cjk)
@@ -177,7 +192,7 @@ func (n *Nodes) extractiveParts(s *state.RAG, t Lang, cjk bool) (string, []state
 				docs, nums = append(docs, s.Docs[i]), append(nums, i+1)
 			}
 		}
-		ans, c := extractive(n.analyzer, p.Question, docs, nums, t, 3, cjk)
+		ans, c := extractive(n.analyzer, p.Question, docs, nums, t, 3, cjk, "")
 		if len(c) == 0 {
 			ans = t.NotFound
 		}
@@ -281,7 +296,11 @@ const maxWholeFAQAnswer = 300
 // When no sentence shares a term with the question, the answer is "not
 // found": an extractive answer must never quote unrelated text as if it
 // answered.
-func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hit, nums []int, t Lang, maxSent int, cjk bool) (string, []state.Citation) {
+//
+// asked is the user's own question when question is a rewrite of it ("" or
+// the same text otherwise): a table row naming a record that asked names
+// is quoted whatever the rewrite searched for (see namedRowsOnly).
+func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hit, nums []int, t Lang, maxSent int, cjk bool, asked string) (string, []state.Citation) {
 	num := func(i int) int {
 		if nums != nil {
 			return nums[i]
@@ -412,7 +431,7 @@ func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hi
 			sents[i].score = s/total + 0.05/float64(1+sents[i].doc)
 		}
 	}
-	namedRowsOnly(question, docs, sents)
+	namedRowsOnly(append(recordIDs(question), recordIDs(asked)...), docs, sents)
 	best := slices.Clone(sents)
 	slices.SortStableFunc(best, func(a, b sentence) int {
 		switch {
@@ -482,37 +501,36 @@ func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hi
 	return b.String(), cites
 }
 
-// idToken matches what a question names a record by: a run of letters
-// and digits with both in it, hyphens inside ("SH-40217", "EN-30112",
-// "LUM-507", "Z5").
-var idToken = regexp.MustCompile(`[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)*`)
+// idToken matches what a question names a record by: a run of Latin
+// letters and digits with both in it, hyphens inside ("SH-40217",
+// "EN-30112", "LUM-507", "Z5"; "病历号HZ-3307" gives "HZ-3307").
+var idToken = regexp.MustCompile(`[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*`)
 
 // recordIDs returns the id-like tokens of text, lowercased: those with
-// both a Latin letter and a digit.
+// both a letter and a digit.
 func recordIDs(text string) []string {
 	var out []string
 	for _, m := range idToken.FindAllString(text, -1) {
-		letter, digit := false, false
-		for _, r := range m {
-			letter = letter || r < utf8.RuneSelf && unicode.IsLetter(r)
-			digit = digit || unicode.IsDigit(r)
-		}
-		if letter && digit {
+		if strings.ContainsAny(m, "0123456789") && strings.IndexFunc(m, unicode.IsLetter) >= 0 {
 			out = append(out, strings.ToLower(m))
 		}
 	}
 	return out
 }
 
-// namedRowsOnly keeps, of a table whose rows are candidates, only the rows
-// that name a record the question names, when some row does: "What does
-// LUM-507 mean?" quotes the LUM-507 row, not the LUM-720 row that shares
-// the header words. Rows of other tables, and tables where no row names
-// one, are left as they are.
-func namedRowsOnly(question string, docs []retrieval.Hit, sents []sentence) {
-	ids := recordIDs(question)
+// namedRowsOnly makes the rows that name a record the question names (ids)
+// the answer's rows: such a row is kept, scoring as well as the best
+// candidate, and of its table only the rows that name one are quoted:
+// "What does LUM-507 mean?" quotes the LUM-507 row, not the LUM-720 row
+// that shares the header words. Rows of other tables, and tables where no
+// row names one, are left as they are.
+func namedRowsOnly(ids []string, docs []retrieval.Hit, sents []sentence) {
 	if len(ids) == 0 {
 		return
+	}
+	top := 0.0
+	for _, st := range sents {
+		top = max(top, st.score)
 	}
 	names := func(text string) bool {
 		for _, id := range recordIDs(text) {
@@ -523,9 +541,10 @@ func namedRowsOnly(question string, docs []retrieval.Hit, sents []sentence) {
 		return false
 	}
 	named := map[string]bool{} // table origin -> some row names an id
-	for _, st := range sents {
-		if st.row && st.score > 0 && names(st.text) {
+	for i, st := range sents {
+		if st.row && names(st.text) {
 			named[docs[st.doc].Chunk.Meta[retrieval.MetaOrigin]] = true
+			sents[i].score = max(st.score, top)
 		}
 	}
 	for i, st := range sents {

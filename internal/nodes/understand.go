@@ -48,6 +48,7 @@ func (n *Nodes) Understand(ctx context.Context, s state.RAG) (state.RAG, error) 
 	s.Query.Rewritten = rw.Rewritten
 	s.Query.FollowUp = rw.FollowUp
 	s.Query.Resolved, s.Query.Unresolved, s.Query.Entities = rw.Resolved, rw.Unresolved, rw.Entities
+	s.Query.Variants = append(s.Query.Variants[:0:0], rw.Variants...)
 	s.Query.Shape = query.ShapeOf(rw.Text)
 	t := state.SubTask{Node: NodeUnderstand, Kind: "rewrite", Task: "rewrite " + rw.Rule, Input: s.Question, Query: rw.Text,
 		Status: state.StatusOK, Took: time.Since(start)}
@@ -90,7 +91,7 @@ func (n *Nodes) Understand(ctx context.Context, s state.RAG) (state.RAG, error) 
 			return s, nil
 		}
 	}
-	if parts := query.Split(rw.Text); len(parts) >= 2 && len(s.Lookups) == 0 {
+	if parts := query.SplitWith(query.StandIn(n.p.Rewriter).Vocab, rw.Text); len(parts) >= 2 && len(s.Lookups) == 0 {
 		for i, q := range parts {
 			s.Parts = append(s.Parts, state.Part{N: i + 1, Question: q})
 		}
@@ -111,7 +112,7 @@ func (n *Nodes) rewrite(ctx context.Context, s *state.RAG) (query.Rewrite, error
 	if err == nil {
 		return rw, nil
 	}
-	off, oerr := query.Offline{}.Rewrite(ctx, s.Question, s.History)
+	off, oerr := query.StandIn(n.p.Rewriter).Rewrite(ctx, s.Question, s.History)
 	if oerr != nil {
 		off = query.Rewrite{Text: s.Question, Rule: "original"}
 	}

@@ -50,7 +50,9 @@ var talkLexicon = []talkGroup{
 		"最近好吗", "最近怎么样", "好久不见", "很高兴认识你", "认识你很高兴", "幸会", "新年快乐", "节日快乐", "春节快乐",
 		"中秋快乐", "生日快乐", "圣诞快乐",
 		"good day", "hullo", "heya", "sup", "what is up", "how are you", "how are you doing", "how are you today",
-		"how do you do", "how is it going", "how is everything", "how have you been", "are you there", "anyone there",
+		"how do you do", "how is it going", "how is everything", "how have you been",
+		"how's it going", "how's the day going", "how is the day going", "how's your day going", "how is your day going",
+		"how's your day", "how is your day", "how was your day", "how's your day been", "how has your day been", "are you there", "anyone there",
 		"is anyone there", "r u there", "nice to meet you", "pleased to meet you", "long time no see",
 		"happy new year", "happy holidays", "merry christmas", "happy friday", "happy birthday",
 		"hola", "bonjour", "salut", "hallo", "aloha", "namaste", "konnichiwa", "guten morgen", "guten tag",
@@ -114,6 +116,7 @@ var talkLexicon = []talkGroup{
 		"really", "again", "all", "everyone", "everybody", "team", "guys", "folks", "and you", "you too", "bot",
 		"assistant", "my", "friend", "pal", "buddy", "mate", "dude", "amigo", "for now", "for everything",
 		"for your help", "for the help", "for that", "for this", "exactly", "then", "today", "stuff", "you",
+		"so far", "been",
 	}},
 }
 
