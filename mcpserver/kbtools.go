@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/adaptrag/adaptrag/retrieval"
@@ -66,7 +65,11 @@ func (s *Server) addKBTools() error {
 	if s.cfg.KB == nil {
 		return nil
 	}
-	fetchIn, err := jsonschema.For[FetchInput](nil)
+	fetchIn, err := schemaOf[FetchInput]()
+	if err != nil {
+		return fmt.Errorf("mcpserver: fetch schema: %w", err)
+	}
+	fetchOut, err := schemaOf[FetchOutput]()
 	if err != nil {
 		return fmt.Errorf("mcpserver: fetch schema: %w", err)
 	}
@@ -77,10 +80,15 @@ func (s *Server) addKBTools() error {
 		Description: "Return one passage of the knowledge base by its id (the id of a search result or citation), " +
 			"or a whole document by its uri, id or origin: its text, origin, title, source and, for a document, its passages in order. " +
 			"Use it to read more around a passage before answering.",
-		InputSchema: fetchIn,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		InputSchema:  fetchIn,
+		OutputSchema: fetchOut,
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, s.fetch)
-	sourcesIn, err := jsonschema.For[SourcesInput](nil)
+	sourcesIn, err := schemaOf[SourcesInput]()
+	if err != nil {
+		return fmt.Errorf("mcpserver: sources schema: %w", err)
+	}
+	sourcesOut, err := schemaOf[SourcesOutput]()
 	if err != nil {
 		return fmt.Errorf("mcpserver: sources schema: %w", err)
 	}
@@ -89,8 +97,9 @@ func (s *Server) addKBTools() error {
 		Title: "List the knowledge base's sources",
 		Description: "List the sources (categories) of the knowledge base, with how many documents and passages each holds and some of their titles. " +
 			"Pass a source's name to search or ask to restrict them to it.",
-		InputSchema: sourcesIn,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		InputSchema:  sourcesIn,
+		OutputSchema: sourcesOut,
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, s.sources)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -133,7 +134,11 @@ func (s *Server) checkText(name, v string) error {
 }
 
 func (s *Server) addTools() error {
-	askIn, err := jsonschema.For[AskInput](nil)
+	askIn, err := schemaOf[AskInput]()
+	if err != nil {
+		return fmt.Errorf("mcpserver: ask schema: %w", err)
+	}
+	askOut, err := schemaOf[AskOutput]()
 	if err != nil {
 		return fmt.Errorf("mcpserver: ask schema: %w", err)
 	}
@@ -149,11 +154,16 @@ func (s *Server) addTools() error {
 			"the matching passages are retrieved and an answer is written that cites them as [n]. " +
 			"Returns the answer, the route and each citation with its document (origin), place (locator), relevance and text. " +
 			"If the knowledge base does not cover the question, the answer says so rather than guessing.",
-		InputSchema: askIn,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		InputSchema:  askIn,
+		OutputSchema: askOut,
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, s.ask)
 
-	searchIn, err := jsonschema.For[SearchInput](nil)
+	searchIn, err := schemaOf[SearchInput]()
+	if err != nil {
+		return fmt.Errorf("mcpserver: search schema: %w", err)
+	}
+	searchOut, err := schemaOf[SearchOutput]()
 	if err != nil {
 		return fmt.Errorf("mcpserver: search schema: %w", err)
 	}
@@ -170,13 +180,45 @@ func (s *Server) addTools() error {
 		Description: fmt.Sprintf("Find the passages of the knowledge base that answer a query, without writing an answer. "+
 			"Returns up to k (1 to %d) passages, best first, each with its document (origin), place (locator), relevance (0 to 1) and text. "+
 			"Use it to write your own answer or to check a claim; use ask for a ready answer.", s.cfg.MaxK),
-		InputSchema: searchIn,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		InputSchema:  searchIn,
+		OutputSchema: searchOut,
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, s.search)
 	return s.addKBTools()
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// schemaOf is the JSON Schema of T, made portable: a property the Go
+// type allows to be null (a slice) gets the single type its JSON values
+// have, as the server never sends null for it and a client that maps
+// schemas onto a single-type dialect would drop it.
+func schemaOf[T any]() (*jsonschema.Schema, error) {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		return nil, err
+	}
+	portable(s)
+	return s, nil
+}
+
+func portable(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && slices.Contains(s.Types, "null") {
+		for _, t := range s.Types {
+			if t != "null" {
+				s.Type = t
+			}
+		}
+		s.Types = nil
+	}
+	for _, p := range s.Properties {
+		portable(p)
+	}
+	portable(s.Items)
+}
 
 // ask runs the ask tool. Every error becomes a tool result with isError.
 func (s *Server) ask(ctx context.Context, _ *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, AskOutput, error) {

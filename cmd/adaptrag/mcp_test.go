@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,7 +49,7 @@ func TestMCPOverStdio(t *testing.T) {
 		t.Fatalf("server info %+v", info)
 	}
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 2 {
+	if err != nil || len(tools.Tools) != 4 {
 		t.Fatalf("tools %v, %v", tools, err)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"question": "退货要在几天内发起？"}})
@@ -76,6 +77,59 @@ func TestMCPOverStdio(t *testing.T) {
 	other := session(t, "--tenant", "someone-else")
 	if list, err := other.ListResources(ctx, nil); err != nil || len(list.Resources) != 0 {
 		t.Errorf("another tenant lists %v (%v)", list, err)
+	}
+}
+
+// Regression: "adaptrag mcp" exited 2 on the first tools/list without
+// params (the first call the TypeScript SDK client and the Inspector make)
+// and exited 1 on a line that was not JSON. Raw lines, as a client nobody
+// on the project wrote sends them: every answer comes, and the process
+// ends only, with status 0, when its input does.
+func TestMCPRawStdioStaysUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "adaptrag")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"resources/list","params":null}`,
+		`{"jsonrpc":"2.0","id":4,"method":"resources/templates/list"}`,
+		`{"jsonrpc":"2.0","id":5,"method":"prompts/list","params":null}`,
+		`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`,
+		`garbage{`,
+		`[{"jsonrpc":"2.0","id":6,"method":"ping"}]`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+	}
+	cmd := exec.Command(bin, "mcp")
+	cmd.Env = offlineEnv()
+	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
+	cmd.Stderr = &testWriter{t: t}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("adaptrag mcp: %v\n%s", err, out)
+	}
+	answered := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON on stdout: %q", l)
+		}
+		if len(m.Result) > 0 {
+			answered[string(m.ID)] = true
+		}
+	}
+	for _, id := range []string{"1", "2", "3", "4", "5", "7"} {
+		if !answered[id] {
+			t.Errorf("no result for request %s; stdout:\n%s", id, out)
+		}
 	}
 }
 

@@ -91,7 +91,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.Close(context.WithoutCancel(ctx))
-	mcpSrv, err := mcpserver.New(a.pipe, mcpserver.Config{KB: a.kb, TracerProvider: a.tp, Logger: log})
+	mcpSrv, err := mcpserver.New(a.pipe, mcpserver.Config{KB: a.kb, TracerProvider: a.tp, Logger: log, MaxQuestionRunes: *maxQuestion})
 	if err != nil {
 		return err
 	}
