@@ -417,21 +417,17 @@ func candidates(win []hmsg, q *text) []cand {
 		for start > 0 && win[start].role != "user" {
 			start--
 		}
-		var cs []cand
-		for m := start; m < end; m++ {
-			t := win[m].t
-		next:
-			for k := range t.spans {
-				s := &t.spans[k]
-				if !s.subject() || hasEntity(q, s) {
-					continue
-				}
-				for _, c := range cs {
-					if sameEntity(c.s, s) {
-						continue next
-					}
-				}
-				cs = append(cs, cand{s: s, idx: win[m].idx, from: t})
+		// What the user named comes first. An answer's names join them
+		// when it introduced one thing ("Which dock fits the LT-450?" -
+		// "The DK-3." - "How much is it?" asks back), or stand alone when
+		// the user named none ("Which plans include roaming?" - "Team and
+		// Enterprise."); an answer that names several things beside the
+		// user's is quoting its evidence, and a reference means what the
+		// user was asking about.
+		cs := spansOf(win[start:start+1], q, nil)
+		if start+1 < end {
+			if more := spansOf(win[start+1:end], q, cs); len(cs) == 0 || len(more)-len(cs) <= 1 {
+				cs = more
 			}
 		}
 		if len(cs) > 0 {
@@ -440,6 +436,28 @@ func candidates(win []hmsg, q *text) []cand {
 		end = start
 	}
 	return nil
+}
+
+// spansOf appends to cs the subject entities of msgs that q does not name
+// itself, each once.
+func spansOf(msgs []hmsg, q *text, cs []cand) []cand {
+	for _, m := range msgs {
+		t := m.t
+	next:
+		for k := range t.spans {
+			s := &t.spans[k]
+			if !s.subject() || hasEntity(q, s) {
+				continue
+			}
+			for _, c := range cs {
+				if sameEntity(c.s, s) {
+					continue next
+				}
+			}
+			cs = append(cs, cand{s: s, idx: m.idx, from: t})
+		}
+	}
+	return cs
 }
 
 // resolve handles a question with references.

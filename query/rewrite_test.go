@@ -30,6 +30,8 @@ func TestOfflineRewrite(t *testing.T) {
 		{"times keep their role", []query.Message{u("I ordered the X-300 blender last month.")}, "Can I return it?", query.RuleReference, "Can I return X-300 (purchased last month)?", nil, nil},
 		{"plural", []query.Message{u("SKU-3381 和 SKU-3390 哪款噪音小？")}, "它们都支持七天无理由退货吗？", query.RuleReference, "", []string{"SKU-3381", "SKU-3390"}, nil},
 		{"which one lists the candidates", []query.Message{u("P-204 and P-205 look similar.")}, "Which one is cheaper?", query.RuleReference, "Which one (P-204 or P-205) is cheaper?", nil, nil},
+		{"an answer quoting its evidence adds no candidates", []query.Message{u("What is the warranty on the LT-450?"), a("The LT-450 has two years; the LT-460 and the DK-3 have one year.")}, "Can I return it?", query.RuleReference, "Can I return LT-450?", nil, nil},
+		{"答案引用的其他型号不是指代对象", []query.Message{u("P-204 电池的售后政策是什么？"), a("P-204 保修一年；P-205 和 H-310 保修两年。")}, "那这个能换吗？", query.RuleReference, "", []string{"P-204"}, []string{"P-205", "H-310"}},
 		{"latest exchange wins", []query.Message{u("P-204 保修多久？"), a("一年。"), u("P-205 呢？"), a("两年。")}, "它能换新吗？", query.RuleReference, "P-205能换新吗？", nil, nil},
 		{"no candidate: topic carried", []query.Message{u("试用期员工能申请年假吗？")}, "那他们能请病假吗？", query.RuleUnresolved, "", []string{"试用期", "病假"}, nil},
 		{"dummy it is not a reference", []query.Message{u("My LT-450 won't boot.")}, "How long does it take to get reimbursed for travel?", query.RuleStandalone, "How long does it take to get reimbursed for travel?", nil, nil},
