@@ -48,8 +48,6 @@ type frag struct {
 	lastCJK          bool
 }
 
-func (f *frag) bold() bool { return f.boldRunes*2 > f.runes }
-
 // box is what the reading-order cut sorts: a fragment or a whole table.
 type box struct {
 	x0, x1, top, bot float64

@@ -68,7 +68,7 @@ func TestFilesPerTenant(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("no key: %d", resp.StatusCode)
 	}
-	resp, body = get(keyAcme.Key, "/v1/files/notes.html", nil)
+	resp, _ = get(keyAcme.Key, "/v1/files/notes.html", nil)
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") ||
 		resp.Header.Get("Content-Security-Policy") != "sandbox" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Errorf("HTML served as %d %q csp %q", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Content-Security-Policy"))
