@@ -140,6 +140,17 @@ type Skip struct {
 	Reason string // "no loader for this file type", "link to a folder ..."
 }
 
+// FileWarning is a note on a file that was ingested with part of its
+// content left out, for example the pages of a PDF without a text layer
+// ("pages 3, 7-9: no text layer, OCR not configured").
+type FileWarning struct {
+	Path    string
+	Message string
+}
+
+// String returns "path: message".
+func (w FileWarning) String() string { return w.Path + ": " + w.Message }
+
 // Report summarises an ingestion run.
 type Report struct {
 	Files      int         // document files loaded (and stored, for Ingest) without error
@@ -148,6 +159,9 @@ type Report struct {
 	FAQEntries int         // FAQ entries of those files, one chunk each
 	Skipped    []Skip      // files left out: no loader, links to folders
 	Errors     []FileError // files that failed, in walk order
+	// Warnings are notes on files that were ingested with some content
+	// left out (pages without a text layer), in walk order.
+	Warnings []FileWarning
 	// Pruned lists the documents Options.Prune deleted (ContentType
 	// retrieval.ContentFAQ for FAQ files).
 	Pruned []retrieval.DocInfo
@@ -307,6 +321,11 @@ func run(ctx context.Context, files []file, rep *Report, o Options, sink sink) e
 		default:
 			rep.Files++
 			rep.Chunks += n
+		}
+		if err == nil {
+			for _, w := range doc.Warnings {
+				rep.Warnings = append(rep.Warnings, FileWarning{Path: f.display, Message: w})
+			}
 		}
 		progress(f.display, err)
 	}

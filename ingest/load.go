@@ -31,6 +31,11 @@ type Document struct {
 	// Tables are the file's tables as a whole, in document order; their
 	// rows are also among Blocks (see AddTable).
 	Tables []Table
+	// Warnings are the loader's notes on content it had to leave out
+	// while the rest of the file was loaded, such as the pages of a PDF
+	// without a text layer; Ingest and LoadFS copy them to
+	// Report.Warnings.
+	Warnings []string
 }
 
 // Block is a unit of loaded content: a heading section, a table row or a

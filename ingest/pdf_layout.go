@@ -101,6 +101,15 @@ func layoutPDF(doc *Document, f pdfFile) error {
 	if glyphs == 0 {
 		return fmt.Errorf("%w (%d pages, none with text)", ErrNoTextLayer, len(f.pages))
 	}
+	var bare []int
+	for i := range pages {
+		if len(pages[i]) == 0 {
+			bare = append(bare, i+1)
+		}
+	}
+	if len(bare) > 0 {
+		doc.Warnings = append(doc.Warnings, noTextWarning(bare))
+	}
 	dropRunning(pages, f.pages)
 	body := bodyEm(pages)
 	var lines []pdfLine
@@ -785,4 +794,31 @@ func joinLine(b *strings.Builder, line string) {
 		b.WriteByte(' ')
 	}
 	b.WriteString(line)
+}
+
+// noTextWarning names the 1-based pages, ascending, that have no text:
+// "page 2: ..." or "pages 3, 7-9: ...", runs of consecutive pages joined.
+func noTextWarning(pages []int) string {
+	var b strings.Builder
+	b.WriteString("page")
+	if len(pages) > 1 {
+		b.WriteString("s")
+	}
+	for i := 0; i < len(pages); {
+		j := i
+		for j+1 < len(pages) && pages[j+1] == pages[j]+1 {
+			j++
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %d", pages[i])
+		if j > i {
+			fmt.Fprintf(&b, "-%d", pages[j])
+		}
+		i = j + 1
+	}
+	b.WriteString(": ")
+	b.WriteString(strings.TrimPrefix(ErrNoTextLayer.Error(), "ingest: "))
+	return b.String()
 }

@@ -33,6 +33,18 @@ printf '<html><body style="margin:0"><img src="data:image/png;base64,%s" style="
 chromium --headless --no-sandbox --disable-gpu --no-pdf-header-footer --user-data-dir="$tmp/profile" \
   --print-to-pdf=scanned-notice.pdf "file://$tmp/scan.html" 2>/dev/null
 
+# A partly scanned file: pages 1 and 3 have text, page 2 only the picture
+# of the notice above (no text layer).
+{
+  printf '<html><body style="margin:0;font:16px serif">'
+  printf '<div style="break-after:page;padding:40px"><h1>Ferry notices</h1><p>Boats leave the harbour every hour from seven in the morning.</p></div>'
+  printf '<div style="break-after:page"><img src="data:image/png;base64,%s" style="width:100%%"></div>' "$(base64 -w0 "$tmp/notice.png")"
+  printf '<div style="padding:40px"><h1>Winter timetable</h1><p>From November the last boat leaves at nine in the evening.</p></div>'
+  printf '</body></html>'
+} >"$tmp/mixed.html"
+chromium --headless --no-sandbox --disable-gpu --no-pdf-header-footer --user-data-dir="$tmp/profile" \
+  --print-to-pdf=partly-scanned.pdf "file://$tmp/mixed.html" 2>/dev/null
+
 # Word files from Markdown.
 for md in src/crew-handbook.md src/lost-property.md; do
   pandoc --from=markdown --to=docx -o "$(basename "${md%.md}").docx" "$md"

@@ -36,6 +36,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	prune := fs.Bool("prune", false, "delete documents whose file under an ingested folder no longer exists")
 	follow := fs.Bool("follow-symlinks", false, "follow links to files outside the ingested folders")
 	verbose := fs.Bool("verbose", false, "name every skipped file")
+	asJSON := fs.Bool("json", false, "print the report as one JSON object (files, chunks, skipped, errors, warnings, pruned)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -54,7 +55,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 			}
 		}
 		if len(rep.Errors) == len(pos)+len(faqs) {
-			printReport(e, rep, *store, *verbose)
+			printReport(e, rep, *store, *verbose, *asJSON)
 			return fmt.Errorf("nothing ingested: %s", whyNothing(rep))
 		}
 	}
@@ -71,7 +72,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		Tenant: *tenant, Source: *source, Embedder: emb, Progress: ingest.NewProgressBar(os.Stderr),
 		FAQFiles: faqs, Prune: *prune, FollowSymlinks: *follow,
 	})
-	printReport(e, rep, *store, *verbose)
+	printReport(e, rep, *store, *verbose, *asJSON)
 	if err != nil {
 		return err
 	}
@@ -91,9 +92,63 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// printReport writes the summary to stdout and the problems to stderr.
-// File names are cleaned of terminal control sequences.
-func printReport(e *env, rep ingest.Report, store string, verbose bool) {
+// ingestOutput is the --json shape of the ingest report.
+type ingestOutput struct {
+	Store      string          `json:"store"`
+	Files      int             `json:"files"`
+	Chunks     int             `json:"chunks"`
+	FAQFiles   int             `json:"faq_files"`
+	FAQEntries int             `json:"faq_entries"`
+	Skipped    []ingestProblem `json:"skipped"`
+	Errors     []ingestProblem `json:"errors"`
+	Warnings   []ingestProblem `json:"warnings"`
+	Pruned     []ingestPruned  `json:"pruned"`
+}
+
+// ingestProblem is a skipped, failed or partly ingested file of
+// ingest --json.
+type ingestProblem struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// ingestPruned is a document ingest --prune deleted.
+type ingestPruned struct {
+	Origin string `json:"origin"`
+	DocID  string `json:"doc_id"`
+	Chunks int    `json:"chunks"`
+}
+
+// jsonReport converts rep to its --json shape; every list is present,
+// empty when there is nothing in it.
+func jsonReport(rep ingest.Report, store string) ingestOutput {
+	out := ingestOutput{Store: store, Files: rep.Files, Chunks: rep.Chunks, FAQFiles: rep.FAQFiles, FAQEntries: rep.FAQEntries,
+		Skipped: []ingestProblem{}, Errors: []ingestProblem{}, Warnings: []ingestProblem{}, Pruned: []ingestPruned{}}
+	for _, s := range rep.Skipped {
+		out.Skipped = append(out.Skipped, ingestProblem{Path: s.Path, Message: s.Reason})
+	}
+	for _, fe := range rep.Errors {
+		out.Errors = append(out.Errors, ingestProblem{Path: fe.Path, Message: fe.Err.Error()})
+	}
+	for _, w := range rep.Warnings {
+		out.Warnings = append(out.Warnings, ingestProblem{Path: w.Path, Message: w.Message})
+	}
+	for _, d := range rep.Pruned {
+		out.Pruned = append(out.Pruned, ingestPruned{Origin: d.Origin, DocID: d.DocID, Chunks: d.Chunks})
+	}
+	return out
+}
+
+// printReport writes the summary to stdout and the problems to stderr, or
+// with asJSON the whole report to stdout as one JSON object. File names
+// are cleaned of terminal control sequences.
+func printReport(e *env, rep ingest.Report, store string, verbose, asJSON bool) {
+	if asJSON {
+		if err := writeJSON(e.stdout, jsonReport(rep, store)); err != nil {
+			fmt.Fprintf(e.stderr, "writing the report: %v\n", err)
+		}
+		return
+	}
 	fmt.Fprintf(e.stdout, "ingested %d files, %d chunks, %d FAQ entries into %s\n", rep.Files, rep.Chunks, rep.FAQEntries, store)
 	if n := len(rep.Pruned); n > 0 {
 		fmt.Fprintf(e.stdout, "pruned %d %s whose file is gone:\n", n, plural(n, "document", "documents"))
@@ -113,6 +168,9 @@ func printReport(e *env, rep ingest.Report, store string, verbose bool) {
 		if len(shown) < n {
 			fmt.Fprintf(e.stderr, "  ... and %d more (--verbose names them all)\n", n-len(shown))
 		}
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(e.stderr, "  warning: %s: %s\n", clean(w.Path), clean(w.Message))
 	}
 	outside := false
 	for _, fe := range rep.Errors {
