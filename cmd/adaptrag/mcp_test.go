@@ -57,7 +57,7 @@ func TestMCPOverStdio(t *testing.T) {
 		t.Fatalf("ask: %v %+v", err, res)
 	}
 	out := res.StructuredContent.(map[string]any)
-	if out["route"] != "factual" || len(out["citations"].([]any)) == 0 {
+	if out["version"] != "v1" || out["route"].(map[string]any)["query_type"] != "factual" || len(out["citations"].([]any)) == 0 {
 		t.Errorf("ask result %v", out)
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "退货", "mode": "sparse"}})
