@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/adaptrag/adaptrag"
+	"github.com/adaptrag/adaptrag/api"
 	"github.com/adaptrag/adaptrag/mcpserver"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/embed"
@@ -37,7 +38,7 @@ func TestToolsOnTenantPipeline(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("search as acme: %q", text(res))
 	}
-	if out := structured[mcpserver.SearchOutput](t, res); len(out.Passages) != 0 {
+	if out := structured[api.Response](t, res); len(out.Passages) != 0 {
 		t.Fatalf("acme found %d passages of the default tenant", len(out.Passages))
 	}
 }

@@ -45,7 +45,7 @@ func ExampleNew() {
 	}
 	res, _ := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"question": "退货要在几天内发起？"}})
 	out := res.StructuredContent.(map[string]any)
-	fmt.Println("route:", out["route"], "cited:", len(out["citations"].([]any)) > 0)
+	fmt.Println("route:", out["route"].(map[string]any)["query_type"], "cited:", len(out["citations"].([]any)) > 0)
 	// Output:
 	// tool: ask
 	// tool: fetch

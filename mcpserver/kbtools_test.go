@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/adaptrag/adaptrag"
+	"github.com/adaptrag/adaptrag/api"
 	"github.com/adaptrag/adaptrag/mcpserver"
 	"github.com/adaptrag/adaptrag/retrieval"
 )
 
 func TestPassagesCarryIDsThatFetchReturns(t *testing.T) {
 	cs, _ := connect(t, mcpserver.Config{})
-	out := structured[mcpserver.SearchOutput](t, call(t, cs, "search", map[string]any{"query": "退货要在几天内发起？", "k": 3}))
+	out := structured[api.Response](t, call(t, cs, "search", map[string]any{"query": "退货要在几天内发起？", "k": 3}))
 	if len(out.Passages) == 0 {
 		t.Fatal("no passages")
 	}
@@ -26,11 +27,11 @@ func TestPassagesCarryIDsThatFetchReturns(t *testing.T) {
 			t.Fatalf("fetch %s: %s", p.ID, text(res))
 		}
 		got := structured[mcpserver.FetchOutput](t, res)
-		if got.Kind != "passage" || got.Origin != p.Origin || got.URI != p.URI || !strings.Contains(got.Text, firstLine(p.Text)) {
+		if got.Kind != "passage" || got.Origin != p.Origin || !strings.HasPrefix(got.URI, "adaptrag://") || !strings.Contains(got.Text, firstLine(p.Text)) {
 			t.Errorf("fetch %s = %+v, searched %+v", p.ID, got, p)
 		}
 	}
-	ask := structured[mcpserver.AskOutput](t, call(t, cs, "ask", map[string]any{"question": "退货要在几天内发起？"}))
+	ask := structured[api.Response](t, call(t, cs, "ask", map[string]any{"question": "退货要在几天内发起？"}))
 	if len(ask.Citations) == 0 || ask.Citations[0].ID == "" {
 		t.Fatalf("citations without ids: %+v", ask.Citations)
 	}
@@ -80,12 +81,12 @@ func TestFetchWholeDocument(t *testing.T) {
 // Another tenant's ids do not exist for a caller.
 func TestFetchIsTenantScoped(t *testing.T) {
 	own, _ := connect(t, mcpserver.Config{})
-	out := structured[mcpserver.SearchOutput](t, call(t, own, "search", map[string]any{"query": "退货要在几天内发起？", "k": 1}))
+	out := structured[api.Response](t, call(t, own, "search", map[string]any{"query": "退货要在几天内发起？", "k": 1}))
 	if len(out.Passages) == 0 {
 		t.Fatal("no passages")
 	}
 	other, _ := connect(t, mcpserver.Config{Caller: mcpserver.Caller{Scope: retrieval.Scope{Tenant: "other"}}})
-	for _, id := range []string{out.Passages[0].ID, out.Passages[0].URI, out.Passages[0].Origin} {
+	for _, id := range []string{out.Passages[0].ID, "adaptrag://docs/" + out.Passages[0].Origin, out.Passages[0].Origin} {
 		res := call(t, other, "fetch", map[string]any{"id": id})
 		if !res.IsError || strings.Contains(text(res), out.Passages[0].Text) {
 			t.Errorf("another tenant fetched %s: %s", id, text(res))
@@ -119,7 +120,7 @@ func TestSourcesAndSearchBySource(t *testing.T) {
 			break
 		}
 	}
-	out := structured[mcpserver.SearchOutput](t, call(t, cs, "search", map[string]any{"query": "流程", "source": name, "k": 5}))
+	out := structured[api.Response](t, call(t, cs, "search", map[string]any{"query": "流程", "source": name, "k": 5}))
 	for _, p := range out.Passages {
 		if p.Source != name {
 			t.Errorf("search in source %q found a passage of %q", name, p.Source)

@@ -19,6 +19,20 @@
 //	mux.Handle("/mcp", auth(srv.Handler(callerOf)))  // streamable HTTP
 //	err = srv.Run(ctx, &mcp.StdioTransport{})         // or stdio
 //
+// The ask and search tools return version 1 of adaptrag's wire format
+// (api.Response, the body of the HTTP service's /v1/ask), with the output
+// schema ResponseSchema.
+//
+// Threads: on a pipeline with a thread store (adaptrag.Options.Threads),
+// a call with a thread argument runs on that thread of the caller's
+// tenant (ask adds its turn; search reads the turns). A call with neither
+// thread nor history runs on its session's default thread: one per
+// session Run serves (stdio), and one per session id for a stateful
+// streamable-HTTP session the host connects to MCP(). Handler is
+// stateless, so over it only the thread argument applies. A call with
+// history and no thread uses that history and no thread. On a pipeline
+// without a thread store, a thread argument is an invalid argument.
+//
 // A bad argument (an empty question, k out of range, an unknown mode) is a
 // tool result with isError set, which the agent reads and can correct; it is
 // never a protocol error.
@@ -31,6 +45,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -124,6 +139,9 @@ type Server struct {
 	mcp    *mcp.Server
 	tracer trace.Tracer
 	calls  calls
+	// sessions are the default threads of the sessions Run serves, by
+	// *mcp.ServerSession.
+	sessions sync.Map
 }
 
 const defaultInstructions = `Answers questions from a knowledge base with adaptive retrieval-augmented generation.
@@ -190,9 +208,11 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 
 // Run serves one session on t until the client disconnects or ctx is
 // done: &mcp.StdioTransport{} for a desktop client. The session acts for
-// Config.Caller unless ctx carries another (WithCaller).
+// Config.Caller unless ctx carries another (WithCaller). When the
+// pipeline keeps threads, the session's calls without thread or history
+// continue a thread of its own (see the package documentation).
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
-	if err := s.mcp.Run(ctx, t); err != nil {
+	if err := s.serve(ctx, t); err != nil {
 		return fmt.Errorf("mcpserver: %w", err)
 	}
 	return nil

@@ -11,11 +11,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/adaptrag/adaptrag"
+	"github.com/adaptrag/adaptrag/api"
 	"github.com/adaptrag/adaptrag/kb"
 	"github.com/adaptrag/adaptrag/mcpserver"
 	"github.com/adaptrag/adaptrag/retrieval"
@@ -104,6 +106,34 @@ func structured[T any](t *testing.T, res *mcp.CallToolResult) T {
 	return out
 }
 
+// validV1 fails t unless the structured output of res validates against
+// the v1 response schema of package api.
+func validV1(t *testing.T, res *mcp.CallToolResult) {
+	t.Helper()
+	b, err := api.Schema(api.SchemaResponse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if b, err = json.Marshal(res.StructuredContent); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Validate(v); err != nil {
+		t.Errorf("structured output is not a v1 response: %v\n%s", err, b)
+	}
+}
+
 func TestInitializeAndListTools(t *testing.T) {
 	cs, _ := connect(t, mcpserver.Config{})
 	init := cs.InitializeResult()
@@ -152,13 +182,17 @@ func TestAsk(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("tool error: %s", text(res))
 	}
-	out := structured[mcpserver.AskOutput](t, res)
-	if out.Route != "factual" || !strings.Contains(out.Answer, "7 天") || len(out.Citations) == 0 || out.TraceID == "" {
+	validV1(t, res)
+	out := structured[api.Response](t, res)
+	if out.Version != api.Version || out.Route.QueryType != "factual" || !strings.Contains(out.Answer, "7 天") || len(out.Citations) == 0 || out.TraceID == "" {
 		t.Fatalf("ask output %+v", out)
 	}
 	c := out.Citations[0]
-	if c.N == 0 || c.Origin == "" || c.Text == "" || c.Relevance < 0 || !strings.HasPrefix(c.URI, "adaptrag://") {
-		t.Errorf("citation %+v", c)
+	if c.N < 1 || c.N > len(out.Passages) || c.ID == "" || c.Origin == "" {
+		t.Fatalf("citation %+v", c)
+	}
+	if p := out.Passages[c.N-1]; p.ID != c.ID || p.Text == "" || p.Relevance <= 0 {
+		t.Errorf("citation %+v cites passage %+v", c, p)
 	}
 	txt := text(res)
 	if !strings.Contains(txt, out.Answer) || !strings.Contains(txt, "Sources:") || !strings.Contains(txt, c.Origin) {
@@ -196,7 +230,7 @@ func TestAskWithHistory(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("tool error: %s", text(res))
 	}
-	if out := structured[mcpserver.AskOutput](t, res); out.Answer == "" {
+	if out := structured[api.Response](t, res); out.Answer == "" {
 		t.Fatalf("no answer: %+v", out)
 	}
 }
@@ -207,19 +241,23 @@ func TestSearch(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("tool error: %s", text(res))
 	}
-	out := structured[mcpserver.SearchOutput](t, res)
+	validV1(t, res)
+	out := structured[api.Response](t, res)
+	if out.AnsweredBy != api.BySearch || out.Answer != "" {
+		t.Errorf("search answered by %q: %q", out.AnsweredBy, out.Answer)
+	}
 	if len(out.Passages) == 0 || len(out.Passages) > 4 {
 		t.Fatalf("%d passages: %+v", len(out.Passages), out)
 	}
 	for i, p := range out.Passages {
-		if p.N != i+1 || p.Origin == "" || p.Text == "" || p.Method == "" || p.Relevance < 0 || p.Relevance > 1 {
+		if p.N != i+1 || p.ID == "" || p.Origin == "" || p.Text == "" || p.Relevance < 0 || p.Relevance > 1 {
 			t.Errorf("passage %+v", p)
 		}
 	}
 	if !strings.Contains(text(res), "[1] "+out.Passages[0].Origin) {
 		t.Errorf("readable text %q", text(res))
 	}
-	dense := structured[mcpserver.SearchOutput](t, call(t, cs, "search", map[string]any{"query": "退货期限", "k": 2, "mode": "dense"}))
+	dense := structured[api.Response](t, call(t, cs, "search", map[string]any{"query": "退货期限", "k": 2, "mode": "dense"}))
 	if len(dense.Passages) == 0 || len(dense.Passages) > 2 {
 		t.Errorf("dense search: %+v", dense)
 	}
@@ -356,7 +394,7 @@ func TestCallerScopesEverything(t *testing.T) {
 	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err == nil {
 		t.Errorf("other tenant read %s", uri)
 	}
-	out := structured[mcpserver.SearchOutput](t, call(t, cs, "search", map[string]any{"query": "退货要在几天内发起？"}))
+	out := structured[api.Response](t, call(t, cs, "search", map[string]any{"query": "退货要在几天内发起？"}))
 	if len(out.Passages) != 0 {
 		t.Errorf("other tenant found %d passages", len(out.Passages))
 	}
@@ -396,12 +434,12 @@ func TestHTTPHandlerTakesTheCallerOfEachRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	a := structured[mcpserver.SearchOutput](t, call(t, def, "search", map[string]any{"query": "退货要在几天内发起？"}))
-	b := structured[mcpserver.SearchOutput](t, call(t, other, "search", map[string]any{"query": "退货要在几天内发起？"}))
+	a := structured[api.Response](t, call(t, def, "search", map[string]any{"query": "退货要在几天内发起？"}))
+	b := structured[api.Response](t, call(t, other, "search", map[string]any{"query": "退货要在几天内发起？"}))
 	if len(a.Passages) == 0 || len(b.Passages) != 0 {
 		t.Fatalf("default tenant %d passages, other tenant %d", len(a.Passages), len(b.Passages))
 	}
-	ask := structured[mcpserver.AskOutput](t, call(t, def, "ask", map[string]any{"question": "退货要在几天内发起？"}))
+	ask := structured[api.Response](t, call(t, def, "ask", map[string]any{"question": "退货要在几天内发起？"}))
 	if len(ask.Citations) == 0 {
 		t.Errorf("ask over HTTP: %+v", ask)
 	}
@@ -494,7 +532,7 @@ func TestHTTPHandlerTakesTheCallerFromMiddleware(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := structured[mcpserver.SearchOutput](t, call(t, cs, "search", map[string]any{"query": "退货要在几天内发起？"}))
+		out := structured[api.Response](t, call(t, cs, "search", map[string]any{"query": "退货要在几天内发起？"}))
 		if got := len(out.Passages) > 0; got != want {
 			t.Errorf("%s: %d passages", key, len(out.Passages))
 		}

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -13,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/adaptrag/adaptrag"
+	"github.com/adaptrag/adaptrag/api"
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/retrieval"
 )
@@ -32,29 +34,7 @@ type AskInput struct {
 	Question string `json:"question" jsonschema:"the question, in the user's own words and language"`
 	History  []Turn `json:"history,omitempty" jsonschema:"earlier turns of the conversation, oldest first, so that a follow-up question (it, that one) can be resolved"`
 	Source   string `json:"source,omitempty" jsonschema:"restrict retrieval to one source of the knowledge base; omit to search all"`
-}
-
-// Citation is one passage an answer cites, as [N] in its text.
-type Citation struct {
-	N         int     `json:"n" jsonschema:"the [n] marker in the answer"`
-	ID        string  `json:"id" jsonschema:"the passage's id: pass it to fetch for the passage, its uri for the whole document"`
-	Origin    string  `json:"origin" jsonschema:"the document: a file path relative to the knowledge base, or a URL"`
-	Locator   string  `json:"locator,omitempty" jsonschema:"where in the document: heading path, row or record id"`
-	Title     string  `json:"title,omitempty" jsonschema:"the document's title"`
-	Source    string  `json:"source,omitempty" jsonschema:"the source (category) of the document"`
-	URI       string  `json:"uri,omitempty" jsonschema:"the resource to read the whole document"`
-	Relevance float64 `json:"relevance" jsonschema:"estimated relevance to the question, 0 to 1"`
-	Text      string  `json:"text" jsonschema:"the passage"`
-}
-
-// AskOutput is the structured result of the ask tool.
-type AskOutput struct {
-	Answer     string     `json:"answer" jsonschema:"the answer, with [n] markers for its citations"`
-	AnsweredBy string     `json:"answered_by" jsonschema:"what wrote the answer: generate (the model), extractive, faq, chitchat, direct or not_found"`
-	Route      string     `json:"route" jsonschema:"how the question was routed: chitchat, factual or analytical"`
-	Citations  []Citation `json:"citations" jsonschema:"the passages the answer cites"`
-	Warnings   []string   `json:"warnings,omitempty" jsonschema:"steps that degraded without failing the run"`
-	TraceID    string     `json:"trace_id,omitempty" jsonschema:"the OpenTelemetry trace of the run"`
+	Thread   string `json:"thread,omitempty" jsonschema:"keep the conversation in this thread: its earlier turns are the history and the answer is added to it; do not send history with it"`
 }
 
 // SearchInput are the arguments of the search tool.
@@ -64,27 +44,7 @@ type SearchInput struct {
 	Mode    string `json:"mode,omitempty" jsonschema:"dense (semantic similarity) or hybrid (semantic + keyword, reranked); omit to let the router choose"`
 	Source  string `json:"source,omitempty" jsonschema:"restrict the search to one source of the knowledge base (see the sources tool); omit to search all"`
 	History []Turn `json:"history,omitempty" jsonschema:"earlier turns of the conversation, oldest first, so that a follow-up query (it, that one) can be resolved"`
-}
-
-// Passage is one passage found by search.
-type Passage struct {
-	N         int     `json:"n" jsonschema:"rank, best first"`
-	ID        string  `json:"id" jsonschema:"the passage's id: pass it to fetch for the passage, its uri for the whole document"`
-	Origin    string  `json:"origin" jsonschema:"the document: a file path relative to the knowledge base, or a URL"`
-	Locator   string  `json:"locator,omitempty" jsonschema:"where in the document: heading path, row or record id"`
-	Title     string  `json:"title,omitempty" jsonschema:"the document's title"`
-	Source    string  `json:"source,omitempty" jsonschema:"the source (category) of the document"`
-	URI       string  `json:"uri,omitempty" jsonschema:"the resource to read the whole document"`
-	Relevance float64 `json:"relevance" jsonschema:"estimated relevance to the query, 0 to 1"`
-	Method    string  `json:"method" jsonschema:"what found it: dense, bm25, hybrid, rerank"`
-	Text      string  `json:"text" jsonschema:"the passage"`
-}
-
-// SearchOutput is the structured result of the search tool.
-type SearchOutput struct {
-	Route    string    `json:"route" jsonschema:"how the query was routed: chitchat, factual or analytical"`
-	Passages []Passage `json:"passages" jsonschema:"the passages, best first"`
-	TraceID  string    `json:"trace_id,omitempty" jsonschema:"the OpenTelemetry trace of the run"`
+	Thread  string `json:"thread,omitempty" jsonschema:"resolve a follow-up query against this thread's turns (the search adds none); do not send history with it"`
 }
 
 // Tool names.
@@ -138,24 +98,25 @@ func (s *Server) addTools() error {
 	if err != nil {
 		return fmt.Errorf("mcpserver: ask schema: %w", err)
 	}
-	askOut, err := schemaOf[AskOutput]()
+	out, err := ResponseSchema()
 	if err != nil {
-		return fmt.Errorf("mcpserver: ask schema: %w", err)
+		return fmt.Errorf("mcpserver: output schema: %w", err)
 	}
 	minLen := 1
 	askIn.Properties["question"].MinLength = &minLen
 	askIn.Properties["question"].MaxLength = ptr(s.cfg.MaxQuestionRunes)
 	askIn.Properties["source"].MaxLength = ptr(maxIDRunes)
+	askIn.Properties["thread"].MaxLength = ptr(maxThreadRunes)
 	s.limitHistory(askIn.Properties["history"])
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:  ToolAsk,
 		Title: "Ask the knowledge base",
 		Description: "Answer a question from the knowledge base. The question is routed (small talk, factual, analytical), " +
 			"the matching passages are retrieved and an answer is written that cites them as [n]. " +
-			"Returns the answer, the route and each citation with its document (origin), place (locator), relevance and text. " +
+			"Returns adaptrag's v1 response: the answer, its citations and the passages they cite, each with its id (for fetch), document (origin), place (locator), relevance and text, the route and the plan. " +
 			"If the knowledge base does not cover the question, the answer says so rather than guessing.",
 		InputSchema:  askIn,
-		OutputSchema: askOut,
+		OutputSchema: out,
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, s.ask)
 
@@ -163,13 +124,10 @@ func (s *Server) addTools() error {
 	if err != nil {
 		return fmt.Errorf("mcpserver: search schema: %w", err)
 	}
-	searchOut, err := schemaOf[SearchOutput]()
-	if err != nil {
-		return fmt.Errorf("mcpserver: search schema: %w", err)
-	}
 	searchIn.Properties["query"].MinLength = &minLen
 	searchIn.Properties["query"].MaxLength = ptr(s.cfg.MaxQuestionRunes)
 	searchIn.Properties["source"].MaxLength = ptr(maxIDRunes)
+	searchIn.Properties["thread"].MaxLength = ptr(maxThreadRunes)
 	s.limitHistory(searchIn.Properties["history"])
 	one, maxK := 1.0, float64(s.cfg.MaxK)
 	searchIn.Properties["k"].Minimum, searchIn.Properties["k"].Maximum = &one, &maxK
@@ -178,10 +136,10 @@ func (s *Server) addTools() error {
 		Name:  ToolSearch,
 		Title: "Search the knowledge base",
 		Description: fmt.Sprintf("Find the passages of the knowledge base that answer a query, without writing an answer. "+
-			"Returns up to k (1 to %d) passages, best first, each with its document (origin), place (locator), relevance (0 to 1) and text. "+
+			"Returns adaptrag's v1 response with up to k (1 to %d) passages, best first, each with its id (for fetch), document (origin), place (locator), relevance (0 to 1) and text. "+
 			"Use it to write your own answer or to check a claim; use ask for a ready answer.", s.cfg.MaxK),
 		InputSchema:  searchIn,
-		OutputSchema: searchOut,
+		OutputSchema: out,
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, s.search)
 	return s.addKBTools()
@@ -220,40 +178,90 @@ func portable(s *jsonschema.Schema) {
 	portable(s.Items)
 }
 
+// ResponseSchema is the output schema of the ask and search tools: the
+// v1 response (api.Schema(api.SchemaResponse)) with the response's own
+// definition at the root, as MCP wants an object schema there, and every
+// v1 definition under $defs. It has no "$schema" (clients validate it with
+// their own draft 2020-12 validator) and no type that lists "null".
+func ResponseSchema() (*jsonschema.Schema, error) {
+	b, err := api.Schema(api.SchemaResponse)
+	if err != nil {
+		return nil, err
+	}
+	var doc jsonschema.Schema
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("api schema: %w", err)
+	}
+	def, ok := doc.Defs["Response"]
+	if !ok {
+		return nil, errors.New("api schema: no Response definition")
+	}
+	root := def.CloneSchemas()
+	root.Defs = doc.Defs
+	for _, d := range root.Defs {
+		portable(d)
+	}
+	portable(root)
+	return root, nil
+}
+
+// maxThreadRunes is the longest thread id (adaptrag.ErrInvalidThread).
+const maxThreadRunes = 128
+
+// threadOf is the thread a call runs on: the thread argument; else, when
+// the pipeline keeps threads and the call sends no history, its session's
+// thread (sessionThread); else none. A thread argument on a pipeline
+// without threads is an invalid argument the model can act on.
+func (s *Server) threadOf(req *mcp.CallToolRequest, arg string, history int) (string, error) {
+	if arg != "" {
+		if !s.pipe.HasThreads() {
+			return "", fmt.Errorf("%w: thread %q: this server keeps no threads (it was started without a thread store); "+
+				"omit thread and pass the earlier turns as history", ErrInvalidArgument, arg)
+		}
+		if history > 0 {
+			return "", fmt.Errorf("%w: a call on a thread takes its history from the thread: send thread or history, not both", ErrInvalidArgument)
+		}
+		return arg, nil
+	}
+	if history > 0 || !s.pipe.HasThreads() || req == nil {
+		return "", nil
+	}
+	return s.sessionThread(req.Session), nil
+}
+
+// threadError makes the pipeline's refusals of a thread invalid arguments.
+func threadError(err error) error {
+	if errors.Is(err, adaptrag.ErrNoThreads) || errors.Is(err, adaptrag.ErrThreadHistory) || errors.Is(err, adaptrag.ErrInvalidThread) {
+		return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	return err
+}
+
 // ask runs the ask tool. Every error becomes a tool result with isError.
-func (s *Server) ask(ctx context.Context, _ *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, AskOutput, error) {
+func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, api.Response, error) {
 	if err := s.checkText("question", in.Question); err != nil {
-		return nil, AskOutput{}, err
+		return nil, api.Response{}, err
 	}
 	hist, err := s.history(in.History)
 	if err != nil {
-		return nil, AskOutput{}, err
+		return nil, api.Response{}, err
+	}
+	thread, err := s.threadOf(req, in.Thread, len(hist))
+	if err != nil {
+		return nil, api.Response{}, err
 	}
 	c := s.caller(ctx)
-	res, err := s.pipe.Ask(ctx, adaptrag.Request{Question: in.Question, History: hist, Source: in.Source, Scope: c.Scope, Actor: c.Actor})
+	res, err := s.pipe.Ask(ctx, adaptrag.Request{Question: in.Question, History: hist, Source: in.Source, Scope: c.Scope, Actor: c.Actor, Thread: thread})
 	if err != nil {
-		return nil, AskOutput{}, fmt.Errorf("ask: %w", err)
+		return nil, api.Response{}, fmt.Errorf("ask: %w", threadError(err))
 	}
-	out := AskOutput{Answer: res.Answer, AnsweredBy: string(res.AnsweredBy), Route: string(res.Route.QueryType),
-		Citations: []Citation{}, TraceID: res.TraceID}
-	byN := map[int]adaptrag.Passage{}
-	for _, p := range res.Docs {
-		byN[p.N] = p
-	}
-	for _, ci := range res.Citations {
-		p := byN[ci.N]
-		out.Citations = append(out.Citations, Citation{N: ci.N, ID: p.ID, Origin: ci.Origin, Locator: ci.Locator, Title: ci.Title, Source: ci.Source,
-			URI: resourceURI(ci.Collection, ci.Origin), Relevance: p.Relevance, Text: p.Text})
-	}
-	for _, w := range res.Warnings {
-		out.Warnings = append(out.Warnings, w.Node+": "+w.Message)
-	}
+	out := res.V1()
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: AskText(out)}}}, out, nil
 }
 
 // AskText is the readable form of an ask result: the answer, then one line
-// per citation ("[1] origin — locator").
-func AskText(out AskOutput) string {
+// per citation ("[1] origin — locator", and the passage's id for fetch).
+func AskText(out api.Response) string {
 	var b strings.Builder
 	b.WriteString(out.Answer)
 	if len(out.Citations) > 0 {
@@ -263,49 +271,52 @@ func AskText(out AskOutput) string {
 			if c.Locator != "" {
 				fmt.Fprintf(&b, " — %s", c.Locator)
 			}
+			if c.ID != "" {
+				fmt.Fprintf(&b, " (id %s)", c.ID)
+			}
 		}
 	}
 	return b.String()
 }
 
 // search runs the search tool.
-func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
+func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, api.Response, error) {
 	if err := s.checkText("query", in.Query); err != nil {
-		return nil, SearchOutput{}, err
+		return nil, api.Response{}, err
 	}
 	hist, err := s.history(in.History)
 	if err != nil {
-		return nil, SearchOutput{}, err
+		return nil, api.Response{}, err
 	}
 	if in.K < 0 || in.K > s.cfg.MaxK {
-		return nil, SearchOutput{}, fmt.Errorf("%w: k = %d (want 1 to %d)", ErrInvalidArgument, in.K, s.cfg.MaxK)
+		return nil, api.Response{}, fmt.Errorf("%w: k = %d (want 1 to %d)", ErrInvalidArgument, in.K, s.cfg.MaxK)
 	}
 	mode := plan.Mode(in.Mode)
 	switch mode {
 	case "", plan.ModeDense, plan.ModeHybrid:
 	default:
-		return nil, SearchOutput{}, fmt.Errorf("%w: mode %q (want dense or hybrid)", ErrInvalidArgument, in.Mode)
+		return nil, api.Response{}, fmt.Errorf("%w: mode %q (want dense or hybrid)", ErrInvalidArgument, in.Mode)
+	}
+	thread, err := s.threadOf(req, in.Thread, len(hist))
+	if err != nil {
+		return nil, api.Response{}, err
 	}
 	c := s.caller(ctx)
 	res, err := s.pipe.Search(ctx, adaptrag.SearchRequest{Query: in.Query, History: hist, Source: in.Source,
-		K: in.K, Mode: mode, Scope: c.Scope, Actor: c.Actor})
+		K: in.K, Mode: mode, Scope: c.Scope, Actor: c.Actor, Thread: thread})
 	if err != nil {
 		if errors.Is(err, retrieval.ErrInvalid) {
-			return nil, SearchOutput{}, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+			return nil, api.Response{}, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 		}
-		return nil, SearchOutput{}, fmt.Errorf("search: %w", err)
+		return nil, api.Response{}, fmt.Errorf("search: %w", threadError(err))
 	}
-	out := SearchOutput{Route: string(res.Route.QueryType), Passages: []Passage{}, TraceID: res.TraceID}
-	for _, p := range res.Docs {
-		out.Passages = append(out.Passages, Passage{N: p.N, ID: p.ID, Origin: p.Origin, Locator: p.Locator, Title: p.Title, Source: p.Source,
-			URI: resourceURI(p.Collection, p.Origin), Relevance: p.Relevance, Method: string(p.Method), Text: p.Text})
-	}
+	out := res.V1()
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: SearchText(out)}}}, out, nil
 }
 
 // SearchText is the readable form of a search result: one block per
-// passage, headed "[n] origin — locator (relevance r)".
-func SearchText(out SearchOutput) string {
+// passage, headed "[n] origin — locator (relevance r, id ID)".
+func SearchText(out api.Response) string {
 	if len(out.Passages) == 0 {
 		return "No passage of the knowledge base matches."
 	}

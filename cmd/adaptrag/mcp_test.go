@@ -57,7 +57,7 @@ func TestMCPOverStdio(t *testing.T) {
 		t.Fatalf("ask: %v %+v", err, res)
 	}
 	out := res.StructuredContent.(map[string]any)
-	if out["route"] != "factual" || len(out["citations"].([]any)) == 0 {
+	if out["version"] != "v1" || out["route"].(map[string]any)["query_type"] != "factual" || len(out["citations"].([]any)) == 0 {
 		t.Errorf("ask result %v", out)
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "退货", "mode": "sparse"}})
@@ -77,6 +77,32 @@ func TestMCPOverStdio(t *testing.T) {
 	other := session(t, "--tenant", "someone-else")
 	if list, err := other.ListResources(ctx, nil); err != nil || len(list.Resources) != 0 {
 		t.Errorf("another tenant lists %v (%v)", list, err)
+	}
+
+	// --threads: the session keeps a thread of its own, and a named thread
+	// outlives the process.
+	followUp := func(t *testing.T, cs *mcp.ClientSession, args map[string]any) bool {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("ask %v: %v %+v", args, err, res)
+		}
+		q, _ := res.StructuredContent.(map[string]any)["query"].(map[string]any)
+		return q["follow_up"] == true
+	}
+	store := "sqlite:" + filepath.Join(t.TempDir(), "threads.db")
+	a := session(t, "--threads", store)
+	followUp(t, a, map[string]any{"question": "退货要在几天内发起？"})
+	if !followUp(t, a, map[string]any{"question": "质量问题呢？"}) {
+		t.Error("the session's second ask did not continue its thread")
+	}
+	followUp(t, a, map[string]any{"question": "退货要在几天内发起？", "thread": "kept"})
+	if !followUp(t, session(t, "--threads", store), map[string]any{"question": "质量问题呢？", "thread": "kept"}) {
+		t.Error("a new process did not continue the named thread")
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"question": "q", "thread": "kept"}})
+	if err != nil || !res.IsError {
+		t.Errorf("a thread without --threads: %v %+v", err, res)
 	}
 }
 

@@ -16,7 +16,8 @@ import (
 
 // runMCP serves the pipeline to one MCP client over stdin and stdout
 // until the client disconnects. Nothing but the protocol goes to stdout;
-// logs go to stderr.
+// logs go to stderr. With --threads, the session keeps a thread of its
+// own: calls without thread or history continue it.
 func runMCP(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "mcp")
 	clf := fs.String("classifier", "", "offline, llm or cascade (default: cascade with a model, offline without)")
@@ -26,6 +27,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	actor := fs.String("actor", "", "who the session asks as, for look-ups that check permissions")
 	maxK := fs.Int("max-k", mcpserver.DefaultMaxK, "largest k the search tool accepts")
 	timeout := fs.Duration("timeout", 0, "the longest a tool call may take (0: no limit)")
+	threads := fs.String("threads", e.getenv("ADAPTRAG_THREADS"), `thread store for the tools' "thread" argument and the session's own thread: sqlite:PATH or postgres://… (default: $ADAPTRAG_THREADS; none: a thread argument is refused)`)
 	verbose := fs.Bool("v", false, "log each request to stderr")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -40,7 +42,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if *timeout < 0 {
 		return fmt.Errorf("%w: --timeout %s (want 0 or more)", errUsage, *timeout)
 	}
-	a, err := build(ctx, options{classifier: *clf, store: *store, records: rf, llm: llm.ConfigFromEnv()})
+	a, err := build(ctx, options{classifier: *clf, store: *store, records: rf, llm: llm.ConfigFromEnv(), threads: *threads})
 	if err != nil {
 		return err
 	}
