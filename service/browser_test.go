@@ -445,3 +445,71 @@ func TestBrowserThreads(t *testing.T) {
 		t.Errorf("page console: %s", p)
 	}
 }
+
+// startBrowser opens headless Chromium; problems returns the page's
+// console errors and exceptions so far.
+func startBrowser(t *testing.T, exe string) (ctx context.Context, problems func() []string) {
+	actx, cancel := chromedp.NewExecAllocator(t.Context(),
+		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1100))
+	t.Cleanup(cancel)
+	ctx, cancel = chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(cancel)
+	var mu sync.Mutex
+	var seen []string
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.IsException() || m.Type == "error" || m.Type == "warning" && strings.Contains(m.Text, "Content Security Policy") {
+				mu.Lock()
+				seen = append(seen, fmt.Sprintf("%s: %s (%s:%d)", m.Type, m.Text, m.URL, m.Line+1))
+				mu.Unlock()
+			}
+		}
+	}()
+	return ctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen)
+	}
+}
+
+// With API keys, a reload keeps the thread, and its turns are read once the
+// key is there (the page keeps the key for the tab).
+func TestBrowserThreadsAuth(t *testing.T) {
+	exe := chromium(t)
+	p := tenantParts(t)
+	p.opts.Threads = graph.NewMemoryCheckpointer()
+	s := newServer(t, Config{Pipeline: p.pipeline(t), Keys: []Key{keyAcme, keyGlobex}, Logger: discard()})
+	ctx, problems := startBrowser(t, exe)
+	const q = "How many days of annual leave?"
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.url), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)),
+		chromedp.SendKeys(chromedp.CSS("#key"), keyAcme.Key), chromedp.Blur(chromedp.CSS("#key")),
+		chromedp.SetValue(chromedp.CSS("#question"), q), chromedp.Click(chromedp.CSS("#send")),
+		chromedp.WaitVisible(chromedp.CSS(`#turns .turn:nth-child(1)[data-state="done"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#checkpoints tbody tr`)),
+		chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#turns .turn[data-restored="true"]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[threadPage](readThread))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Questions, []string{q}) || len(got.Answers) != 1 || got.Answers[0] == "" || len(got.Checkpoints) == 0 {
+		t.Fatalf("after a reload with a key: questions %q, answers %q, %d checkpoints", got.Questions, got.Answers, len(got.Checkpoints))
+	}
+	// Another tenant's key does not see it.
+	wantError(t, s.do(t, call{method: http.MethodGet, path: "/v1/threads/" + url.PathEscape(got.Thread), key: keyGlobex.Key}), 404, CodeNotFound)
+	for _, p := range problems() {
+		t.Errorf("page console: %s", p)
+	}
+}
