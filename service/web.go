@@ -43,10 +43,12 @@ type uiConfig struct {
 	Auth     bool       `json:"auth"`      // the page must send an API key
 	JaegerUI string     `json:"jaeger_ui"` // base URL for trace links; "" for none
 	Limits   api.Limits `json:"limits"`    // the page's question box takes no more than the server
+	Threads  bool       `json:"threads"`   // the server keeps threads: the page sends "thread", not "history"
 }
 
 func (s *Server) handleUIConfig(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, uiConfig{Auth: s.keys != nil, JaegerUI: s.cfg.JaegerUI, Limits: s.limits()})
+	writeJSON(w, http.StatusOK, uiConfig{Auth: s.keys != nil, JaegerUI: s.cfg.JaegerUI, Limits: s.limits(),
+		Threads: s.cfg.Pipeline.HasThreads()})
 }
 
 // asset is a vendored file, with its gzip form made once.
