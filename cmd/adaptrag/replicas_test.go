@@ -137,9 +137,13 @@ func TestServeReplicasShareAThread(t *testing.T) {
 	replicas := []string{serveProcess(t, "--threads", pg), serveProcess(t, "--threads", pg)}
 
 	client := &http.Client{Timeout: 15 * time.Second}
-	var fivexx, retries atomic.Int64
+	var fivexx, retries, inflight, overlap atomic.Int64
 	ask := func(base, thread, question string) (int, replicaAnswer, error) {
 		b, _ := json.Marshal(map[string]string{"question": question, "thread": thread})
+		if inflight.Add(1) > 1 {
+			overlap.Add(1)
+		}
+		defer inflight.Add(-1)
 		resp, err := client.Post(base+"/v1/ask", "application/json", bytes.NewReader(b))
 		if err != nil {
 			return 0, replicaAnswer{}, err
@@ -201,6 +205,10 @@ func TestServeReplicasShareAThread(t *testing.T) {
 	}
 	wg.Wait()
 	close(errs)
+	overlapped := overlap.Load()
+	if overlapped == 0 {
+		t.Error("no request overlapped another: the turns were not concurrent")
+	}
 	for err := range errs {
 		t.Error(err)
 	}
@@ -281,5 +289,5 @@ func TestServeReplicasShareAThread(t *testing.T) {
 	if n := fivexx.Load(); n != 0 {
 		t.Errorf("%d responses were 5xx", n)
 	}
-	t.Logf("%d turns sent from %d goroutines to 2 replicas, %d 409 thread_busy retries, %d checkpoints in one chain, %d messages listed", want, goroutines, retries.Load(), len(cps), len(th.Turns))
+	t.Logf("%d turns sent from %d goroutines to 2 replicas (%d requests sent while another was in flight), %d 409 thread_busy retries, %d checkpoints in one chain, %d messages listed", want, goroutines, overlapped, retries.Load(), len(cps), len(th.Turns))
 }
