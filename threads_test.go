@@ -107,7 +107,7 @@ func TestThreadClarifyResumesWithTheCandidate(t *testing.T) {
 	ctx := context.Background()
 	cp := graph.NewMemoryCheckpointer()
 	_, p := threadPipeline(t, cp)
-	askWith(t, p, adaptrag.Request{Question: "P-204 电池的售后政策是什么？", Thread: "c"})
+	askWith(t, p, adaptrag.Request{Question: "P-204 和 P-205 哪个更便宜？", Thread: "c"})
 	res := askWith(t, p, adaptrag.Request{Question: "那这个能换吗？", Thread: "c"})
 	if res.AnsweredBy != state.ByClarify || res.Clarify == nil {
 		t.Fatalf("answered by %s: %q", res.AnsweredBy, res.Answer)
@@ -128,6 +128,7 @@ func TestThreadClarifyResumesWithTheCandidate(t *testing.T) {
 		t.Fatalf("turns %+v", info.Turns)
 	}
 	// A number picks a candidate too.
+	askWith(t, p, adaptrag.Request{Question: "P-204 和 P-205 哪个更便宜？", Thread: "c"})
 	if r := askWith(t, p, adaptrag.Request{Question: "那这个能换吗？", Thread: "c"}); r.AnsweredBy != state.ByClarify {
 		t.Fatalf("second clarification: %s %q", r.AnsweredBy, r.Answer)
 	}

@@ -370,7 +370,7 @@ func TestBrowserThreads(t *testing.T) {
 	}
 	id := start.Thread
 
-	const q1, q2, q3 = "P-204 电池的售后政策是什么？", "那这个能换吗？", "P-205"
+	const q1, q2, q3 = "P-204 和 P-205 哪个更便宜？", "那这个能换吗？", "P-205"
 	ask(q1, 1)
 	got := ask(q2, 2)
 	if got.AnsweredBy[1] != "clarify" || got.Clarify == "" || !strings.Contains(got.Clarify, "P-204") {

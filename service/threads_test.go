@@ -24,7 +24,7 @@ func TestThreadsOverHTTP(t *testing.T) {
 		wantOK(t, s.do(t, call{path: "/v1/ask", body: map[string]any{"question": q, "thread": "conv"}}), &r)
 		return r
 	}
-	ask("P-204 电池的售后政策是什么？")
+	ask("P-204 和 P-205 哪个更便宜？")
 	if r := ask("那这个能换吗？"); r.AnsweredBy != "clarify" {
 		t.Fatalf("the follow-up did not get the thread's turn: %s %q", r.AnsweredBy, r.Answer)
 	}

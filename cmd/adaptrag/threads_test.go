@@ -31,7 +31,7 @@ func TestAskThreadAcrossInvocations(t *testing.T) {
 		}
 		return r
 	}
-	ask("P-204 电池的售后政策是什么？")
+	ask("P-204 和 P-205 哪个更便宜？")
 	r := ask("那这个能换吗？")
 	if r.AnsweredBy != "clarify" {
 		t.Fatalf("the follow-up did not see the first turn: answered by %s: %q", r.AnsweredBy, r.Answer)
