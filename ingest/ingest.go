@@ -112,6 +112,12 @@ type Options struct {
 	// Doc bounds the reading of PDF, DOCX and PPTX files (pages, time,
 	// decompressed bytes) and names the PDF engine; see DocOptions.
 	Doc DocOptions
+	// Loaded, when set, is called with each document whose chunks were
+	// stored, in order, on the goroutine that called Ingest: what a caller
+	// derives from the documents (their vocabulary, say) comes from the
+	// files as this run read them, within its limits, without reading
+	// them again.
+	Loaded func(Document)
 }
 
 // Progress is a snapshot of an ingestion run.
@@ -321,6 +327,9 @@ func run(ctx context.Context, files []file, rep *Report, o Options, sink sink) e
 		default:
 			rep.Files++
 			rep.Chunks += n
+		}
+		if err == nil && o.Loaded != nil {
+			o.Loaded(doc)
 		}
 		if err == nil {
 			for _, w := range doc.Warnings {

@@ -263,47 +263,6 @@ func FromFS(ctx context.Context, fsys fs.FS) (*Vocabulary, error) {
 	return FromDocuments(docs), nil
 }
 
-// FromPaths builds the vocabulary of files and folders on disk, as
-// ingestion reads them.
-func FromPaths(ctx context.Context, paths []string) (*Vocabulary, error) {
-	var terms []Term
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, fmt.Errorf("vocab: %w", err)
-		}
-		dir, name := p, "."
-		if !st.IsDir() {
-			dir, name = filepath.Dir(p), filepath.Base(p)
-		}
-		var v *Vocabulary
-		if name == "." {
-			v, err = FromFS(ctx, os.DirFS(dir))
-		} else {
-			v, err = FromFS(ctx, onlyFile{os.DirFS(dir), name})
-		}
-		if err != nil {
-			return nil, err
-		}
-		terms = append(terms, v.terms...)
-	}
-	return New(terms), nil
-}
-
-// onlyFile is a file system showing one file of another.
-type onlyFile struct {
-	fs.FS
-	name string
-}
-
-func (o onlyFile) ReadDir(name string) ([]fs.DirEntry, error) {
-	es, err := fs.ReadDir(o.FS, name)
-	if err != nil {
-		return nil, err
-	}
-	return slices.DeleteFunc(es, func(e fs.DirEntry) bool { return e.Name() != o.name }), nil
-}
-
 // Merge returns the vocabulary of v's terms followed by w's (a name in
 // both keeps v's kind).
 func Merge(v, w *Vocabulary) *Vocabulary {

@@ -68,19 +68,21 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer k.Close()
+	// The knowledge base's names and their kinds come from the documents
+	// as ingestion read them (their tables and headings; the text is not
+	// kept), so a refused file adds nothing and no file is read twice.
+	var loaded []ingest.Document
 	rep, err := ingest.Ingest(ctx, k.Target(), pos, ingest.Options{
 		Tenant: *tenant, Source: *source, Embedder: emb, Progress: ingest.NewProgressBar(os.Stderr),
 		FAQFiles: faqs, Prune: *prune, FollowSymlinks: *follow,
+		Loaded: func(d ingest.Document) { loaded = append(loaded, outline(d)) },
 	})
 	printReport(e, rep, *store, *verbose, *asJSON)
 	if err != nil {
 		return err
 	}
-	// The knowledge base's names and their kinds, kept beside it for the
-	// rewriting of follow-ups.
-	if v, verr := vocab.FromPaths(ctx, pos); verr != nil {
-		fmt.Fprintf(e.stderr, "vocabulary not updated: %v\n", verr)
-	} else if verr := k.AddVocab(*tenant, v); verr != nil {
+	// Kept beside the knowledge base for the rewriting of follow-ups.
+	if verr := k.AddVocab(*tenant, vocab.FromDocuments(loaded)); verr != nil {
 		fmt.Fprintf(e.stderr, "vocabulary not saved: %v\n", verr)
 	}
 	if rep.Files+rep.FAQFiles == 0 && len(rep.Pruned) == 0 {
@@ -200,4 +202,14 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// outline is what the vocabulary reads of a document: its tables and the
+// heading paths of its blocks, without their text.
+func outline(d ingest.Document) ingest.Document {
+	blocks := make([]ingest.Block, len(d.Blocks))
+	for i, b := range d.Blocks {
+		blocks[i] = ingest.Block{Headings: b.Headings, ContentType: b.ContentType}
+	}
+	return ingest.Document{ID: d.ID, Path: d.Path, Title: d.Title, Tables: d.Tables, Blocks: blocks}
 }
