@@ -36,4 +36,3 @@ func TestLoadedSeesStoredDocumentsOnly(t *testing.T) {
 		t.Errorf("Loaded saw %v, want the two stored documents with their tables", got)
 	}
 }
-
