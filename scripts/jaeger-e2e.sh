@@ -105,7 +105,7 @@ ask() { # route protocol endpoint question
     "$bin" ask --json --classifier offline "$4" > "$work/$1.json"
   echo "asked ($1, OTLP $2): $4"
 }
-ask chitchat http/protobuf http://127.0.0.1:4318 "how is your day going"  # small talk the classifier routes (a pure greeting is answered by the decision, no model)
+ask chitchat http/protobuf http://127.0.0.1:4318 "tell me a joke"  # small talk the classifier routes (a greeting or "how is your day going" is answered by the decision, no model)
 ask factual http/protobuf http://127.0.0.1:4318 "退货要在几天内发起？"
 ask analytical grpc http://127.0.0.1:4317 "对比一下差旅报销和招待报销的流程差异"
 
