@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -72,6 +73,9 @@ func killChild(path string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	// Tell the parent the run starts now: its kill timer counts from here,
+	// not from process start, which the race detector makes slow.
+	fmt.Println("ready")
 	_, err = r.Resume(ctx, "t", nil)
 	if errors.Is(err, graph.ErrNothingToResume) {
 		if last, lerr := s.Latest(ctx, "t"); lerr == nil && last.Status == graph.StatusDone {
@@ -84,6 +88,23 @@ func killChild(path string) int {
 		return 2
 	}
 	return 0
+}
+
+// readyWriter closes ready once the child has printed its ready line.
+type readyWriter struct {
+	buf   []byte
+	ready chan struct{}
+}
+
+func (w *readyWriter) Write(p []byte) (int, error) {
+	if w.ready != nil {
+		w.buf = append(w.buf, p...)
+		if bytes.Contains(w.buf, []byte("ready\n")) {
+			close(w.ready)
+			w.ready = nil
+		}
+	}
+	return len(p), nil
 }
 
 func TestKillAndResume(t *testing.T) {
@@ -126,18 +147,28 @@ func killRun(t *testing.T, mode graph.Durability, kills, killSteps int) {
 	}
 	for killed < kills && !done {
 		cmd := child()
+		ready := make(chan struct{})
+		cmd.Stdout = &readyWriter{ready: ready}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
 		select {
+		case <-ready:
+		case err := <-exited: // failed before its run began
+			t.Fatalf("child failed: %v", err)
+		case <-time.After(time.Minute):
+			_ = cmd.Process.Kill()
+			t.Fatal("child did not start within a minute")
+		}
+		select {
 		case err := <-exited:
 			if err != nil {
 				t.Fatalf("child failed: %v", err)
 			}
 			done = true
-		case <-time.After(time.Duration(20+rand.IntN(60)) * time.Millisecond):
+		case <-time.After(time.Duration(rand.IntN(60)) * time.Millisecond):
 			_ = cmd.Process.Kill() // SIGKILL
 			<-exited
 			killed++
