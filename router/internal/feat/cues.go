@@ -1,6 +1,9 @@
 package feat
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Cue lists, read from lexicon/*.tsv. Entries are normalized (lower-case,
 // no punctuation). Latin entries match whole words; Han entries match
@@ -27,8 +30,17 @@ var (
 	// conversation goes. Keyword queries do not use them.
 	socialCues = lexList("social")
 	commonCues = lexList("common")
-	relWords   = lexSet("rel")
-	auxWords   = lexSet("aux")
+	// serviceCues ask an organization for something (opening hours, a
+	// price, a booking, a restore), and orgYouCues address it rather than
+	// the assistant (你们, 贵公司): "are you open on holidays?" and "你们周末
+	// 营业吗" are questions for the knowledge base, not small talk. They
+	// are general words of service, no knowledge base's.
+	// amountCues ask for a quantity, a time or a count: a look-up.
+	amountCues  = lexList("amount")
+	serviceCues = lexList("service")
+	orgYouCues  = lexList("you.org")
+	relWords    = lexSet("rel")
+	auxWords    = lexSet("aux")
 )
 
 // hasCue reports whether norm contains one of cues (Latin cues on word
@@ -118,9 +130,10 @@ func StripGreeting(norm string) (rest string, stripped bool) {
 	return rest, stripped
 }
 
-// hasSubstance reports a question word, a comparison or an analysis cue.
+// hasSubstance reports a question word, a comparison, an analysis cue or
+// a word of service.
 func hasSubstance(s string) bool {
-	return hasCue(s, qCues) || hasCue(s, cmpCues) || hasCue(s, whyCues) || hasCue(s, analyzeCues)
+	return hasCue(s, qCues) || hasCue(s, cmpCues) || hasCue(s, whyCues) || hasCue(s, analyzeCues) || hasCue(s, serviceCues)
 }
 
 // Analysis is what the hand-written rules see in a query.
@@ -149,6 +162,35 @@ type Analysis struct {
 	// talk (joke, bored, 无聊). Keyword queries ("NIST 800-88", "北京 住宿
 	// 标准", "VPN", "CrashLoopBackOff") have none.
 	Chat bool
+	// Service: the rest asks an organization for something (serviceCues)
+	// or addresses it (你们). Such a text is never chitchat unless it is
+	// only small talk.
+	Service bool
+}
+
+// hanSpaced reports Han words separated by a space only ("晚安 套餐"): a
+// keyword list, not a sentence.
+func hanSpaced(norm string) bool {
+	for i := 1; i+1 < len(norm); i++ {
+		if norm[i] != ' ' {
+			continue
+		}
+		prev, _ := utf8.DecodeLastRuneInString(norm[:i])
+		next, _ := utf8.DecodeRuneInString(norm[i+1:])
+		if IsHan(prev) && IsHan(next) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasHan(s string) bool {
+	for _, r := range s {
+		if IsHan(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // Analyze normalizes text and finds its cues. The model features are
@@ -161,7 +203,14 @@ func Analyze(text string) Analysis {
 		body = an.Norm
 	}
 	an.Talk = findTalk(text, an.Norm, len(an.Norm)-len(body))
-	an.Chat = an.Talk.Only || !an.Talk.Ident && (an.Talk.Mostly() || an.Talk.Conv || hasCue(body, socialCues))
+	an.Service = hasCue(body, serviceCues) || hasCue(body, orgYouCues)
+	// A keyword list ("happy hour", "晚安 套餐", "开心果 过敏": Han words
+	// apart, or two Latin words without a function word) is no
+	// conversation even when one of its words is a social or small-talk
+	// word.
+	keywords := hanSpaced(body) || !an.Talk.Conv && strings.Count(body, " ") == 1 && !hasHan(body)
+	social := hasCue(body, socialCues) && !keywords
+	an.Chat = an.Talk.Only || !an.Talk.Ident && !an.Service && (an.Talk.Mostly() && !hanSpaced(body) || an.Talk.Conv || social)
 	an.Toks = Tokenize(body)
 	an.Counts = CountOf(an.Toks)
 	add := func(ok bool, name string) {
@@ -173,7 +222,7 @@ func Analyze(text string) Analysis {
 	an.Contrast = hasCue(body, contrastCues)
 	q := hasCue(body, qCues) || auxQuestion(an.Toks)
 	you := hasCue(body, youCues)
-	an.Substance = (q || an.Compare) && !you && !an.Talk.Only
+	an.Substance = (q || an.Compare || an.Service) && (!you || an.Service) && !an.Talk.Only
 	for k := TalkGreeting; k < numTalkKinds; k++ {
 		add(an.Talk.Has(k), talkCues[k])
 	}
@@ -182,6 +231,7 @@ func Analyze(text string) Analysis {
 	add(an.Greeting && an.Rest != "", "greet+rest")
 	add(an.Compare, "cmp")
 	add(hasCue(body, whyCues), "why")
+	add(hasCue(body, amountCues), "amount")
 	add(hasCue(body, analyzeCues), "analyze")
 	add(q, "q")
 	add(you, "you")
