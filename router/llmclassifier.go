@@ -15,7 +15,7 @@ import (
 // SystemPrompt is the instruction the LLM classifier sends. Its few-shot
 // examples include the boundary cases: a greeting followed by a real
 // question is factual (or analytical), never chitchat.
-const SystemPrompt = `You are the query router of an enterprise help desk (HR, finance, IT, after-sales).
+const SystemPrompt = `You are the query router of an assistant that answers from a knowledge base.
 Classify the user's message and answer with the JSON object the schema describes.
 
 query_type:
@@ -31,13 +31,13 @@ Examples:
 你好 -> chitchat, simple
 你能做什么？ -> chitchat, simple
 谢谢，再见 -> chitchat, simple
-退货要在几天内发起？ -> factual, simple
-你好，顺便问下电子发票多久能开好 -> factual, simple (greeting + real question: judge the question)
-Hi! Quick question: how long does a refund take? -> factual, simple
-hello, who approves overtime requests -> factual, simple
-对比一下差旅报销和招待报销的流程差异 -> analytical, deep
-把差旅报销和招待报销的流程差异整理成一张表 -> analytical, deep
-Why does the purchase process need three approvals, and how does it differ from payment requests? -> analytical, deep
+洗牙一次要多久？ -> factual, simple
+你好，顺便问下周末门诊开到几点 -> factual, simple (greeting + real question: judge the question)
+Hi! Quick question: how long do deleted files stay in the trash? -> factual, simple
+hello, who signs off on a discount above 20% -> factual, simple
+对比一下种植牙和烤瓷牙的优缺点 -> analytical, deep
+把三种套餐的价格和席位上限整理成一张表 -> analytical, deep
+Why does a moved folder lose its guest links, and how does that differ from a copied one? -> analytical, deep
 Who is older, the director of Jaws or the director of Alien? -> analytical, deep`
 
 // LLMConfig configures the LLM classifier. The zero value is usable with

@@ -70,3 +70,22 @@ func DetectSmallTalk(text string) SmallTalk {
 	t := feat.FindTalk(text)
 	return SmallTalk{Kind: talkKinds[t.Kind], Only: t.Only, kinds: t.Kinds}
 }
+
+// LexiconEntry is one line of the offline router's lexicon
+// (router/internal/feat/lexicon/*.tsv): a class, a language and an entry.
+type LexiconEntry struct {
+	Class, Lang, Entry string
+}
+
+// LexiconEntries returns the offline router's lexicon: the cue and
+// small-talk lists its features and DetectSmallTalk read. They are data,
+// general language only; a test checks that none names the bundled
+// sample's domain.
+func LexiconEntries() []LexiconEntry {
+	es := feat.Lexicon()
+	out := make([]LexiconEntry, len(es))
+	for i, e := range es {
+		out[i] = LexiconEntry(e)
+	}
+	return out
+}

@@ -1,64 +1,46 @@
 package feat
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
-// Hand-written cue lists. Entries are normalized (lower-case, no
-// punctuation). Latin entries match whole words; Han entries match
+// Cue lists, read from lexicon/*.tsv. Entries are normalized (lower-case,
+// no punctuation). Latin entries match whole words; Han entries match
 // anywhere.
 var (
 	// requestPrefixes wrap a question in a polite request ("do you know
 	// who wrote hamlet"). They are stripped only when what follows has
 	// substance, so "tell me a joke" stays as it is.
-	requestPrefixes = []string{
-		"能不能告诉我", "能告诉我", "可以告诉我", "告诉我", "你知道", "您知道", "你知不知道", "帮我查一下", "帮我查查", "帮我查",
-		"帮我看看", "帮我看一下", "请帮我", "帮我", "我想知道", "我想了解一下", "我想了解", "我想问问", "想知道", "请告诉我",
-		"can you tell me", "could you tell me", "can you please tell me", "could you please tell me", "please tell me",
-		"tell me", "do you know", "do you happen to know", "i want to know",
-		"i wonder", "i was wondering", "i would like to know", "can you please", "could you please", "can you", "could you", "would you",
-		"help me understand", "help me find out", "i need to know", "any idea",
-	}
-	cmpCues = []string{
-		"对比", "比较", "区别", "差异", "差别", "异同", "不同", "相比", "哪个更", "哪一个更", "优缺点", "利弊", "优劣",
-		"compare", "compared", "comparison", "difference", "differences", "differ", "versus", "vs",
-		"contrast", "pros and cons", "both", "either", "neither", "which one", "same",
-		"older", "younger", "earlier", "later", "first", "longer", "larger", "more",
-	}
+	requestPrefixes = lexList("request")
+	cmpCues         = lexList("cmp")
 	// contrastCues ask outright to compare subjects: a question holding
 	// one needs evidence about each side. Narrower than cmpCues, which
 	// also hold comparatives of one fact ("which came first", "more"), and
 	// without 比较 alone, which is also the adverb "rather" (比较贵).
-	contrastCues = []string{
-		"对比", "区别", "差异", "差别", "异同", "相比", "相较", "优缺点", "利弊", "优劣", "比较一下", "比较下", "做比较", "进行比较",
-		"compare", "compared", "comparing", "comparison", "difference", "differences", "differ", "differs",
-		"versus", "vs", "contrast", "pros and cons",
-	}
-	whyCues = []string{
-		"为什么", "为何", "原因", "怎么会", "如何影响", "有什么影响", "机制", "原理",
-		"why", "how does", "how do", "how did", "how would", "explain", "reason", "reasons",
-	}
-	analyzeCues = []string{
-		"分析", "总结", "归纳", "整理", "梳理", "评估", "影响", "综合", "汇总", "全面", "方案", "建议", "趋势", "规划",
-		"analyze", "analyse", "analysis", "summarize", "summarise", "summary", "overview", "impact",
-		"implications", "evaluate", "assess", "walk me through", "trade offs", "tradeoffs", "recommend",
-		"strategy", "plan",
-	}
-	bizCues = []string{
-		"报销", "发票", "年假", "请假", "病假", "事假", "调休", "退货", "退款", "换货", "合同", "会议室", "审批",
-		"采购", "工资", "薪资", "社保", "公积金", "加班", "出差", "差旅", "入职", "离职", "考勤", "打卡", "密码",
-		"邮箱", "账号", "订单", "快递", "物流", "保修", "发货", "流程", "制度", "政策", "规定", "标准", "申请",
-		"vpn", "wifi", "reimburse", "reimbursement", "expense", "expenses", "invoice", "invoices", "leave",
-		"refund", "refunds", "return", "returns", "contract", "contracts", "meeting room", "approval",
-		"purchase", "payroll", "salary", "overtime", "travel", "onboarding", "password", "order", "orders",
-		"shipping", "warranty", "policy", "policies", "procedure", "process", "deadline", "laptop", "vendor",
-	}
-	qCues = []string{
-		"什么", "多少", "几", "哪", "谁", "怎么", "如何", "是否", "多久", "多长", "何时", "何地",
-		"what", "when", "where", "who", "whom", "whose", "which", "how", "how many", "how much", "how long",
-	}
-	youCues = []string{"你", "您", "you", "your", "yours", "yourself", "u", "ur"}
-	meCues  = []string{"我", "i", "im", "me", "my"}
+	contrastCues = lexList("contrast")
+	whyCues      = lexList("why")
+	analyzeCues  = lexList("analyze")
+	qCues        = lexList("q")
+	youCues      = lexList("you")
+	meCues       = lexList("me")
 	// clauseCues join parts of a compound question; they feed complexity.
-	clauseCues = []string{"并且", "以及", "同时", "另外", "而且", "还有", "分别", "and", "also", "as well as", "then"}
+	clauseCues = lexList("clause")
+	// socialCues are words of social talk: humour, feelings, how the
+	// conversation goes. Keyword queries do not use them.
+	socialCues = lexList("social")
+	commonCues = lexList("common")
+	// serviceCues ask an organization for something (opening hours, a
+	// price, a booking, a restore), and orgYouCues address it rather than
+	// the assistant (你们, 贵公司): "are you open on holidays?" and "你们周末
+	// 营业吗" are questions for the knowledge base, not small talk. They
+	// are general words of service, no knowledge base's.
+	// amountCues ask for a quantity, a time or a count: a look-up.
+	amountCues  = lexList("amount")
+	serviceCues = lexList("service")
+	orgYouCues  = lexList("you.org")
+	relWords    = lexSet("rel")
+	auxWords    = lexSet("aux")
 )
 
 // hasCue reports whether norm contains one of cues (Latin cues on word
@@ -148,9 +130,10 @@ func StripGreeting(norm string) (rest string, stripped bool) {
 	return rest, stripped
 }
 
-// hasSubstance reports a question word, a business term or an analysis cue.
+// hasSubstance reports a question word, a comparison, an analysis cue or
+// a word of service.
 func hasSubstance(s string) bool {
-	return hasCue(s, qCues) || hasCue(s, bizCues) || hasCue(s, cmpCues) || hasCue(s, whyCues) || hasCue(s, analyzeCues)
+	return hasCue(s, qCues) || hasCue(s, cmpCues) || hasCue(s, whyCues) || hasCue(s, analyzeCues) || hasCue(s, serviceCues)
 }
 
 // Analysis is what the hand-written rules see in a query.
@@ -165,7 +148,7 @@ type Analysis struct {
 	Compare  bool
 	Contrast bool // asks outright to compare subjects (contrastCues)
 	// Substance: the rest asks something (question word, yes/no question,
-	// business term, comparison), is not about "you", the assistant, and is
+	// comparison), is not about "you", the assistant, and is
 	// not only small talk ("how is it going", "有人吗").
 	Substance bool
 	// Talk is what the small-talk lexicon finds in the whole text (its
@@ -179,6 +162,35 @@ type Analysis struct {
 	// talk (joke, bored, 无聊). Keyword queries ("NIST 800-88", "北京 住宿
 	// 标准", "VPN", "CrashLoopBackOff") have none.
 	Chat bool
+	// Service: the rest asks an organization for something (serviceCues)
+	// or addresses it (你们). Such a text is never chitchat unless it is
+	// only small talk.
+	Service bool
+}
+
+// hanSpaced reports Han words separated by a space only ("晚安 套餐"): a
+// keyword list, not a sentence.
+func hanSpaced(norm string) bool {
+	for i := 1; i+1 < len(norm); i++ {
+		if norm[i] != ' ' {
+			continue
+		}
+		prev, _ := utf8.DecodeLastRuneInString(norm[:i])
+		next, _ := utf8.DecodeRuneInString(norm[i+1:])
+		if IsHan(prev) && IsHan(next) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasHan(s string) bool {
+	for _, r := range s {
+		if IsHan(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // Analyze normalizes text and finds its cues. The model features are
@@ -191,7 +203,14 @@ func Analyze(text string) Analysis {
 		body = an.Norm
 	}
 	an.Talk = findTalk(text, an.Norm, len(an.Norm)-len(body))
-	an.Chat = an.Talk.Only || !an.Talk.Ident && (an.Talk.Mostly() || an.Talk.Conv || hasCue(body, socialCues))
+	an.Service = hasCue(body, serviceCues) || hasCue(body, orgYouCues)
+	// A keyword list ("happy hour", "晚安 套餐", "开心果 过敏": Han words
+	// apart, or two Latin words without a function word) is no
+	// conversation even when one of its words is a social or small-talk
+	// word.
+	keywords := hanSpaced(body) || !an.Talk.Conv && strings.Count(body, " ") == 1 && !hasHan(body)
+	social := hasCue(body, socialCues) && !keywords
+	an.Chat = an.Talk.Only || !an.Talk.Ident && !an.Service && (an.Talk.Mostly() && !hanSpaced(body) || an.Talk.Conv || social)
 	an.Toks = Tokenize(body)
 	an.Counts = CountOf(an.Toks)
 	add := func(ok bool, name string) {
@@ -201,10 +220,9 @@ func Analyze(text string) Analysis {
 	}
 	an.Compare = hasCue(body, cmpCues)
 	an.Contrast = hasCue(body, contrastCues)
-	biz := hasCue(body, bizCues)
 	q := hasCue(body, qCues) || auxQuestion(an.Toks)
 	you := hasCue(body, youCues)
-	an.Substance = (biz || q || an.Compare) && !you && !an.Talk.Only
+	an.Substance = (q || an.Compare || an.Service) && (!you || an.Service) && !an.Talk.Only
 	for k := TalkGreeting; k < numTalkKinds; k++ {
 		add(an.Talk.Has(k), talkCues[k])
 	}
@@ -213,8 +231,8 @@ func Analyze(text string) Analysis {
 	add(an.Greeting && an.Rest != "", "greet+rest")
 	add(an.Compare, "cmp")
 	add(hasCue(body, whyCues), "why")
+	add(hasCue(body, amountCues), "amount")
 	add(hasCue(body, analyzeCues), "analyze")
-	add(biz, "biz")
 	add(q, "q")
 	add(you, "you")
 	add(hasCue(body, meCues), "me")
@@ -230,21 +248,7 @@ func Analyze(text string) Analysis {
 	return an
 }
 
-// socialCues are words of social talk: humour, feelings, how the
-// conversation goes. Enterprise keyword queries do not use them.
-var socialCues = []string{
-	"joke", "jokes", "funny", "fun", "hilarious", "boring", "bored", "love", "happy", "sad", "tired", "lonely",
-	"angry", "cheerful", "chipper", "enthusiastic", "dumb", "stupid", "smart", "wrong", "correct", "welcome",
-	"pleasure", "sleep", "wake", "bored",
-	"笑话", "段子", "好玩", "有意思", "有趣", "无聊", "无趣", "累", "爱", "开心", "高兴", "难过", "伤心", "搞笑", "可爱",
-	"睡觉", "起床", "对不起", "正确", "错误", "准确", "棒", "厉害", "漂亮", "帅", "美", "心情", "笑",
-}
-
 var talkCues = [numTalkKinds]string{"", "talk:greeting", "talk:thanks", "talk:farewell", "talk:capability", "talk:ack"}
-
-var commonCues = []string{"in common", "share", "shared", "both", "same", "共同", "都是", "同一", "一样"}
-
-var relWords = map[string]bool{"who": true, "which": true, "that": true, "where": true, "whose": true, "whom": true, "when": true}
 
 // relativeClause reports a wh-word or "that" after the second word, as in
 // "the film that starred ..." or "the college where X studied".
@@ -255,11 +259,6 @@ func relativeClause(toks []Token) bool {
 		}
 	}
 	return false
-}
-
-var auxWords = map[string]bool{
-	"is": true, "are": true, "was": true, "were": true, "does": true, "do": true, "did": true, "can": true,
-	"will": true, "should": true, "could": true, "would": true, "has": true, "have": true, "am": true,
 }
 
 // auxQuestion reports a yes/no question: an English auxiliary first, or

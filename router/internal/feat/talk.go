@@ -34,127 +34,65 @@ type talkGroup struct {
 
 // talkLexicon is the one small-talk lexicon of the product: the offline
 // router's greeting stripping, its small-talk cues and chitchat gate, and
-// router.DetectSmallTalk all read it. A phrase must be small talk wherever
+// router.DetectSmallTalk all read it (lexicon/*.tsv, classes talk.KIND,
+// talk.KIND.lead, opener and filler). A phrase must be small talk wherever
 // it appears; words that also name things (a "morning shift", "great wall")
 // are fine only because a text is small talk as a whole just when nothing
 // else remains.
-var talkLexicon = []talkGroup{
-	{TalkGreeting, true, []string{
-		"你好呀", "你好啊", "你好", "您好", "嗨", "哈喽", "哈啰", "早上好", "上午好", "中午好", "下午好", "晚上好",
-		"在吗", "在不在", "喂",
-		"hi there", "hello there", "hey there", "hi", "hello", "hey", "hiya", "howdy", "yo",
-		"good morning", "good afternoon", "good evening", "greetings", "morning", "evening",
-	}},
-	{TalkGreeting, false, []string{
-		"你们好", "大家好", "各位好", "哈罗", "嘿", "早", "早安", "午安", "在么", "有人吗", "有人在吗", "你在吗", "你好吗",
-		"最近好吗", "最近怎么样", "好久不见", "很高兴认识你", "认识你很高兴", "幸会", "新年快乐", "节日快乐", "春节快乐",
-		"中秋快乐", "生日快乐", "圣诞快乐",
-		"good day", "hullo", "heya", "sup", "what is up", "how are you", "how are you doing", "how are you today",
-		"how do you do", "how is it going", "how is everything", "how have you been",
-		"how's it going", "how's the day going", "how is the day going", "how's your day going", "how is your day going",
-		"how's your day", "how is your day", "how was your day", "how's your day been", "how has your day been", "are you there", "anyone there",
-		"is anyone there", "r u there", "nice to meet you", "pleased to meet you", "long time no see",
-		"happy new year", "happy holidays", "merry christmas", "happy friday", "happy birthday",
-		"hola", "bonjour", "salut", "hallo", "aloha", "namaste", "konnichiwa", "guten morgen", "guten tag",
-		"buenos dias", "buongiorno", "enchante", "good morrow", "mornin",
-	}},
-	{TalkThanks, true, []string{
-		"谢谢你", "谢谢您", "谢谢", "多谢", "感谢", "非常感谢", "十分感谢", "万分感谢", "太感谢了", "太谢谢了",
-		"thanks", "thank you", "thank u", "thank ya", "thx", "thnx", "thanx", "tks", "ty", "tysm", "cheers",
-		"many thanks", "much appreciated",
-	}},
-	{TalkThanks, false, []string{
-		"谢啦", "谢了", "感恩", "辛苦了", "辛苦啦", "辛苦", "麻烦了", "麻烦你了",
-		"appreciate it", "appreciated", "that helps", "that helped", "that was helpful", "very helpful",
-		"跪谢", "gracias", "merci", "danke", "kthx",
-	}},
-	{TalkFarewell, false, []string{
-		"再见", "拜拜", "拜", "回见", "回头见", "明天见", "下次见", "改天见", "晚安", "先这样", "先走了", "周末愉快",
-		"bye", "bye bye", "byebye", "goodbye", "good bye", "see you", "see ya", "cya", "see you later", "see you soon",
-		"see you tomorrow", "later", "talk later", "talk to you later", "talk to you soon", "ttyl", "take care",
-		"good night", "night night", "nighty night", "have a good one", "have a nice day", "have a good day",
-		"have a great day", "have a nice weekend", "have a good weekend", "have a great weekend", "gtg", "g2g",
-		"got to go", "gotta go", "farewell", "peace out", "signing off", "adios", "ciao", "sayonara", "adieu",
-		"晚上愉快", "l8r", "au revoir", "auf wiedersehen", "hasta la vista", "toodles",
-	}},
-	{TalkCapability, false, []string{
-		"你能做什么", "能做什么", "能做些什么", "能干什么", "能干些什么", "会干什么", "会做什么", "会做些什么", "可以做什么",
-		"可以做些什么", "会什么", "能帮我做什么", "可以帮我做什么", "能帮我什么", "能帮我干什么", "有什么功能",
-		"有哪些功能", "你是谁", "你叫什么", "你叫什么名字", "你是机器人吗", "你是真人吗", "你是人吗",
-		"what can you do", "what do you do", "what can you help me with", "what can you help with",
-		"how can you help", "how can you help me", "who are you", "what are you", "what is your name",
-		"are you a bot", "are you a robot", "are you human", "are you real", "are you a real person",
-		"are you a person", "are you an ai", "r u a bot",
-	}},
-	{TalkAck, true, []string{"嗯", "哦", "ok", "okay"}},
-	{TalkAck, false, []string{
-		"好的", "好滴", "好哒", "好吧", "好", "行", "行吧", "嗯嗯", "哦哦", "噢", "收到", "明白", "明白了", "知道了",
-		"了解", "了解了", "晓得了", "懂了", "没事了", "没事", "没问题", "不客气", "不用谢", "哈哈", "哈", "呵呵", "嘿嘿",
-		"嘻嘻", "笑死", "太棒了", "真棒", "对", "对的", "可以", "当然", "当然可以", "确定", "知道", "知道啦", "同意", "赞",
-		"点赞", "别客气", "客气客气", "举手之劳", "何足挂齿", "小事一桩",
-		"k", "kk", "okey", "okie", "cool", "great", "nice", "awesome", "perfect", "sure", "alright", "all right",
-		"fine", "got it", "gotcha", "noted", "understood", "i see", "makes sense", "sounds good", "no problem",
-		"no worries", "never mind", "nevermind", "that is all", "that is it", "you are welcome", "yes", "yeah",
-		"yep", "yup", "no", "nope", "wow", "oh", "ah", "oops", "lol", "lmao", "rofl", "xd", "haha", "hehe",
-		"good job", "well done", "great stuff", "nice one", "ha", "hah", "heh", "ha ha", "tee hee", "teehee",
-		"jk", "anytime", "any time", "de nada", "whatever", "嚯嚯",
-	}},
-	// Openers: no small talk by themselves, stripped before a question.
-	{TalkNone, true, []string{
-		"打扰一下", "打扰了", "不好意思", "麻烦问下", "麻烦问一下", "顺便问下", "顺便问一下", "顺便问问", "顺便", "问一下",
-		"问下", "想问下", "想问一下", "我想问一下", "我想问下", "请问一下", "请问", "请教一下", "请教下", "另外", "还有",
-		"对了", "那个",
-		"quick question", "a quick question", "one question", "one more question", "i have a question", "question",
-		"by the way", "btw", "excuse me", "sorry to bother you", "sorry", "also", "so", "um", "please", "pls",
-		"can i ask", "may i ask", "just wondering",
-	}},
-	// Fillers: allowed around small talk, no small talk by themselves.
-	{TalkNone, false, []string{
-		"啊", "呀", "呢", "吧", "嘛", "啦", "哇", "哟", "咯", "喔", "呗", "了", "哦", "么", "你", "您", "我", "大家", "各位",
-		"朋友", "亲", "小助手", "助手", "机器人", "真是", "真", "非常", "太", "都", "也", "那", "就", "先", "祝", "祝你",
-		"there", "much", "so much", "very", "very much", "a lot", "a ton", "a bunch", "a million", "heaps", "kindly",
-		"really", "again", "all", "everyone", "everybody", "team", "guys", "folks", "and you", "you too", "bot",
-		"assistant", "my", "friend", "pal", "buddy", "mate", "dude", "amigo", "for now", "for everything",
-		"for your help", "for the help", "for that", "for this", "exactly", "then", "today", "stuff", "you",
-		"so far", "been",
-	}},
+var talkLexicon = talkGroups()
+
+// talkClassKinds maps a lexicon class to its kind; the .lead variants are
+// openers as well.
+var talkClassKinds = map[string]TalkKind{
+	"talk.greeting": TalkGreeting, "talk.thanks": TalkThanks, "talk.farewell": TalkFarewell,
+	"talk.capability": TalkCapability, "talk.ack": TalkAck, "opener": TalkNone, "filler": TalkNone,
+}
+
+func talkGroups() []talkGroup {
+	var out []talkGroup
+	idx := map[string]int{}
+	for _, e := range lexEntries {
+		class, lead := strings.CutSuffix(e.Class, ".lead")
+		lead = lead || class == "opener"
+		kind, ok := talkClassKinds[class]
+		if !ok {
+			continue
+		}
+		i, seen := idx[e.Class]
+		if !seen {
+			i = len(out)
+			idx[e.Class] = i
+			out = append(out, talkGroup{kind: kind, lead: lead})
+		}
+		out[i].phrases = append(out[i].phrases, e.Entry)
+	}
+	return out
 }
 
 // leadSingles are the one-character Han openers that StripGreeting removes;
 // other one-character phrases ("早", "好") begin too many real questions.
-var leadSingles = map[string]bool{"嗨": true, "喂": true, "嘿": true, "嗯": true, "哦": true}
+var leadSingles = lexSet("leadsingle")
 
-// convWords are function words: pronouns, articles and determiners,
-// auxiliaries, prepositions, conjunctions, question words and a few
-// adverbs. A sentence has some; a keyword query ("expense limit travel",
-// "NIST 800-88", "VPN") has none.
-var convWords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`i me my mine myself you your yours yourself u ur ya we us our ours lets
-		he him his she her hers it its they them their someone somebody anyone anybody something anything
-		everything nothing everyone
-		a an the this that these those some any another every each no
-		am is are was were be been being do does did have has had will would can could should shall may
-		might must
-		to of in on at for with about from by into onto over after before like than as
-		and or but if because so not too very really just also then there here now again still ever never
-		always only well please
-		what who whom whose which when where why how`) {
-		convWords[w] = true
-	}
-}
+// convWords are function words (class function, Latin): pronouns, articles
+// and determiners, auxiliaries, prepositions, conjunctions, question words
+// and a few adverbs. A sentence has some; a keyword query ("expense limit
+// travel", "NIST 800-88", "VPN") has none.
+var convWords = lexSet("function")
 
 // convHan are Han pronouns, particles, question words and other function
-// characters of a sentence. 么 counts only at the end (it also ends 什么,
-// 怎么, which 什 and 怎 cover). Characters that often start nouns (个税,
-// 成都, 还款, 地址) are left out.
-var convHan = map[rune]bool{}
+// characters of a sentence (class function, one character each). 么 counts
+// only at the end (it also ends 什么, 怎么, which 什 and 怎 cover).
+// Characters that often start nouns (个税, 成都, 还款, 地址) are left out.
+var convHan = hanSet(lexList("function"))
 
-func init() {
-	for _, r := range "你您我咱俺他她它们谁什怎哪几吗呢吧啊呀啦嘛哦噢哇呗咯喔嘿哟耶哈唉哎嗯的了是不没很也这那些" {
-		convHan[r] = true
+func hanSet(es []string) map[rune]bool {
+	m := map[rune]bool{}
+	for _, e := range es {
+		if r, n := utf8.DecodeRuneInString(e); n == len(e) && r >= 0x80 {
+			m[r] = true
+		}
 	}
+	return m
 }
 
 // talkEmoji are the emoji that say something by themselves; others are
@@ -497,7 +435,7 @@ func isLaugh(w string) bool {
 
 // contracted are the words that an apostrophe contraction ("I'd", "we'll",
 // "let's") starts with; normalization erases the apostrophe ("id", "well").
-var contracted = map[string]bool{"i": true, "you": true, "we": true, "they": true, "he": true, "she": true, "let": true, "it": true, "that": true, "there": true}
+var contracted = lexSet("contracted")
 
 // raw scans the text as typed for identifier shapes, apostrophe
 // contractions and meaningful emoji (which normalization erases); it

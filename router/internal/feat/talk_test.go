@@ -73,3 +73,28 @@ func BenchmarkFindTalk(b *testing.B) {
 		_ = findTalk("你好，顺便问下电子发票多久能开好", "你好 顺便问下电子发票多久能开好", 0)
 	}
 }
+
+// Questions to an organization and keyword lists built of small-talk or
+// social words carry no evidence of conversation; sentences of social talk
+// and greetings with a name do.
+func TestChatEvidenceServiceAndKeywords(t *testing.T) {
+	for text, want := range map[string]bool{
+		"are you open on public holidays?": false,
+		"do you take walk-in patients":     false,
+		"你们周末营业吗":                          false,
+		"happy hour":                       false,
+		"晚安 套餐":                            false,
+		"开心果 过敏":                           false,
+		"hi Alexa":                         true,
+		"Somebody's happy today":           true,
+		"funny":                            true,
+		"do you like music?":               true,
+		"你喜欢听歌吗":                           true,
+		"thanks, are you open tomorrow?":   false,
+		"谢谢你们":                             true,
+	} {
+		if got := Analyze(text).Chat; got != want {
+			t.Errorf("%q: chat evidence %v, want %v", text, got, want)
+		}
+	}
+}
