@@ -19,7 +19,7 @@ type collection struct {
 	dense   map[string]*qdrant.VectorParams       // named dense vectors ("" for the unnamed default)
 	sparse  map[string]*qdrant.SparseVectorParams // named sparse vectors
 	indexes map[string]fieldIndex
-	points  map[string]*point // by idKey
+	points  map[string]*point        // by idKey
 	params  *qdrant.CreateCollection // the settings it was created with
 }
 
