@@ -455,11 +455,15 @@ func TestCollectionSettings(t *testing.T) {
 	}
 
 	bad := map[string]func(r *qdrant.CreateCollection){
-		"shard_number 0":         func(r *qdrant.CreateCollection) { r.ShardNumber = qdrant.PtrOf(uint32(0)) },
-		"replication_factor 0":   func(r *qdrant.CreateCollection) { r.ReplicationFactor = qdrant.PtrOf(uint32(0)) },
-		"write_consistency 0":    func(r *qdrant.CreateCollection) { r.WriteConsistencyFactor = qdrant.PtrOf(uint32(0)) },
-		"ef_construct 3":         func(r *qdrant.CreateCollection) { r.HnswConfig = &qdrant.HnswConfigDiff{EfConstruct: qdrant.PtrOf(uint64(3))} },
-		"quantile 0.4":           func(r *qdrant.CreateCollection) { r.QuantizationConfig.GetScalar().Quantile = qdrant.PtrOf(float32(0.4)) },
+		"shard_number 0":       func(r *qdrant.CreateCollection) { r.ShardNumber = qdrant.PtrOf(uint32(0)) },
+		"replication_factor 0": func(r *qdrant.CreateCollection) { r.ReplicationFactor = qdrant.PtrOf(uint32(0)) },
+		"write_consistency 0":  func(r *qdrant.CreateCollection) { r.WriteConsistencyFactor = qdrant.PtrOf(uint32(0)) },
+		"ef_construct 3": func(r *qdrant.CreateCollection) {
+			r.HnswConfig = &qdrant.HnswConfigDiff{EfConstruct: qdrant.PtrOf(uint64(3))}
+		},
+		"quantile 0.4": func(r *qdrant.CreateCollection) {
+			r.QuantizationConfig.GetScalar().Quantile = qdrant.PtrOf(float32(0.4))
+		},
 		"vector size over 65536": func(r *qdrant.CreateCollection) { r.VectorsConfig.GetParamsMap().GetMap()["d"].Size = 65537 },
 	}
 	for name, mutate := range bad {
