@@ -41,6 +41,10 @@ func TestTenantIndexIsTenant(t *testing.T) {
 		if got, want := params.GetKeywordIndexParams().GetIsTenant(), f == "tenant"; got != want {
 			t.Errorf("%s: is_tenant = %v, want %v", f, got, want)
 		}
+		kp := params.GetKeywordIndexParams()
+		if noLinks := kp != nil && kp.EnableHnsw != nil && !kp.GetEnableHnsw(); noLinks != (f == "doc_id") {
+			t.Errorf("%s: enable_hnsw = %v, want false for doc_id only", f, kp.GetEnableHnsw())
+		}
 	}
 }
 

@@ -248,7 +248,12 @@ func (s *Store) createRequest() *qc.CreateCollection {
 
 // indexRequest is the CreateFieldIndex request for field: a keyword
 // index, the tenant's marked is_tenant so that Qdrant keeps each tenant's
-// points together on disk and plans tenant-filtered searches by it.
+// points together on disk and plans tenant-filtered searches by it. The
+// doc_id index builds no HNSW links (enable_hnsw false, Qdrant 1.17; older
+// servers ignore the field): a document has far fewer chunks than
+// Qdrant's full-scan threshold, so a document filter is answered by an
+// exact scan of its chunks, and links per document would only slow
+// indexing.
 func (s *Store) indexRequest(field string) *qc.CreateFieldIndexCollection {
 	req := &qc.CreateFieldIndexCollection{
 		CollectionName: s.cfg.Collection,
@@ -256,8 +261,11 @@ func (s *Store) indexRequest(field string) *qc.CreateFieldIndexCollection {
 		FieldType:      qc.FieldType_FieldTypeKeyword.Enum(),
 		Wait:           qc.PtrOf(true),
 	}
-	if field == fieldTenant {
+	switch field {
+	case fieldTenant:
 		req.FieldIndexParams = qc.NewPayloadIndexParamsKeyword(&qc.KeywordIndexParams{IsTenant: qc.PtrOf(true)})
+	case fieldDocID:
+		req.FieldIndexParams = qc.NewPayloadIndexParamsKeyword(&qc.KeywordIndexParams{EnableHnsw: qc.PtrOf(false)})
 	}
 	return req
 }
