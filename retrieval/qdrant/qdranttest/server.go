@@ -52,6 +52,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
@@ -111,7 +112,11 @@ func Listen(addr string) (*Server, error) {
 		calls:       make(map[string]int),
 		faults:      make(map[string][]codes.Code),
 	}
-	s.srv = grpc.NewServer(grpc.UnaryInterceptor(s.intercept))
+	s.srv = grpc.NewServer(grpc.UnaryInterceptor(s.intercept),
+		// The go-client pings every 10 s; grpc-go's default policy (one
+		// ping in 5 minutes) would answer GOAWAY too_many_pings and drop
+		// the connection under a long test, which Qdrant never does.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second, PermitWithoutStream: true}))
 	qdrant.RegisterCollectionsServer(s.srv, collectionsService{s: s})
 	qdrant.RegisterPointsServer(s.srv, pointsService{s: s})
 	qdrant.RegisterQdrantServer(s.srv, healthService{})
