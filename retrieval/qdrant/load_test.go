@@ -46,21 +46,22 @@ type loadShape struct {
 // search does not scan).
 //
 // By default it runs a short shape (1,000 points, 32 dimensions); with
-// ADAPTRAG_LOADTEST=1 a long one (ADAPTRAG_LOAD_POINTS, default 20,000
-// points of 384 dimensions; ADAPTRAG_LOAD_SEARCHES per kind, default
-// 1,000; ADAPTRAG_LOAD_READERS and ADAPTRAG_LOAD_WRITERS, default 8 and 4):
+// ADAPTRAG_LOADTEST=1 a long one (ADAPTRAG_LOAD_POINTS, default 10,000
+// points of ADAPTRAG_LOAD_DIM = 384 dimensions and ADAPTRAG_LOAD_TENANTS =
+// 20 tenants; ADAPTRAG_LOAD_SEARCHES per kind, default 300;
+// ADAPTRAG_LOAD_READERS and ADAPTRAG_LOAD_WRITERS, default 8 and 4):
 //
 //	ADAPTRAG_LOADTEST=1 go test -run TestLoad -v ./retrieval/qdrant/
 func TestLoad(t *testing.T) {
 	shape := loadShape{points: 1000, dim: 32, tenants: 8, writers: 2, readers: 2, searches: 30, faults: 3}
 	if os.Getenv("ADAPTRAG_LOADTEST") != "" {
 		shape = loadShape{
-			points:   envInt("ADAPTRAG_LOAD_POINTS", 20000),
+			points:   envInt("ADAPTRAG_LOAD_POINTS", 10000),
 			dim:      envInt("ADAPTRAG_LOAD_DIM", 384),
 			tenants:  envInt("ADAPTRAG_LOAD_TENANTS", 20),
 			writers:  envInt("ADAPTRAG_LOAD_WRITERS", 4),
 			readers:  envInt("ADAPTRAG_LOAD_READERS", 8),
-			searches: envInt("ADAPTRAG_LOAD_SEARCHES", 1000),
+			searches: envInt("ADAPTRAG_LOAD_SEARCHES", 300),
 			faults:   10,
 		}
 	}

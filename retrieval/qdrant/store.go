@@ -295,8 +295,8 @@ func (s *Store) createIndexes(ctx context.Context, op string, schema map[string]
 // EnsureIndexes creates the payload indexes a collection created by an
 // older version (or by hand) lacks: keyword indexes on tenant (is_tenant),
 // source, doc_id and content_type. A tenant index without is_tenant is
-// replaced, which makes Qdrant rebuild it in the background (searches keep
-// working meanwhile). It needs an API key allowed to manage the
+// replaced, which makes Qdrant rebuild it (tenant-filtered searches may be
+// slower until it is done). It needs an API key allowed to manage the
 // collection. Open does this itself only for a collection it creates.
 func (s *Store) EnsureIndexes(ctx context.Context) error {
 	const op = "ensure indexes"
