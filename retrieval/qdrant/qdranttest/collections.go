@@ -21,6 +21,48 @@ type collection struct {
 	indexes map[string]fieldIndex
 	points  map[string]*point        // by idKey
 	params  *qdrant.CreateCollection // the settings it was created with
+
+	// Document frequencies of the sparse vectors, kept up to date by put
+	// and remove so that a search with the IDF modifier need not count
+	// them over every point: vector name -> dimension -> points having it,
+	// and vector name -> points having that vector.
+	df      map[string]map[uint32]int
+	nsparse map[string]int
+}
+
+// put stores p, replacing the point with its id.
+func (c *collection) put(p *point) {
+	c.remove(p.key)
+	c.points[p.key] = p
+	for name, sv := range p.sparse {
+		c.nsparse[name]++
+		m := c.df[name]
+		if m == nil {
+			m = make(map[uint32]int)
+			c.df[name] = m
+		}
+		for ix := range sv {
+			m[ix]++
+		}
+	}
+}
+
+// remove deletes the point with key, if there is one.
+func (c *collection) remove(key string) {
+	old := c.points[key]
+	if old == nil {
+		return
+	}
+	delete(c.points, key)
+	for name, sv := range old.sparse {
+		c.nsparse[name]--
+		m := c.df[name]
+		for ix := range sv {
+			if m[ix]--; m[ix] == 0 {
+				delete(m, ix)
+			}
+		}
+	}
 }
 
 // fieldIndex is a payload index as CreateFieldIndex declared it.
@@ -108,6 +150,8 @@ func (cs collectionsService) Create(_ context.Context, req *qdrant.CreateCollect
 		sparse:  make(map[string]*qdrant.SparseVectorParams),
 		indexes: make(map[string]fieldIndex),
 		points:  make(map[string]*point),
+		df:      make(map[string]map[uint32]int),
+		nsparse: make(map[string]int),
 		params:  proto.Clone(req).(*qdrant.CreateCollection),
 	}
 	if err := checkCollectionSettings(req); err != nil {

@@ -40,7 +40,7 @@ func (ps pointsService) Upsert(_ context.Context, req *qdrant.UpsertPoints) (*qd
 		pts = append(pts, p)
 	}
 	for _, p := range pts {
-		c.points[p.key] = p
+		c.put(p)
 	}
 	return completed(), nil
 }
@@ -177,7 +177,7 @@ func (ps pointsService) Delete(_ context.Context, req *qdrant.DeletePoints) (*qd
 			if err != nil {
 				return nil, invalid("%v", err)
 			}
-			delete(c.points, key)
+			c.remove(key)
 		}
 	case *qdrant.PointsSelector_Filter:
 		if err := checkFilter(sel.Filter); err != nil {
@@ -185,7 +185,7 @@ func (ps pointsService) Delete(_ context.Context, req *qdrant.DeletePoints) (*qd
 		}
 		for k, p := range c.points {
 			if matchFilter(sel.Filter, p) {
-				delete(c.points, k)
+				c.remove(k)
 			}
 		}
 	default:

@@ -509,3 +509,38 @@ func TestFailNext(t *testing.T) {
 		t.Errorf("Calls(Count) = %d, want 2", got)
 	}
 }
+
+// TestSparseIDFAfterWrites: the document frequencies behind IDF follow
+// replacements and deletes (by id and by filter).
+func TestSparseIDFAfterWrites(t *testing.T) {
+	_, cl := setup(t)
+	ctx := context.Background()
+	upsert(t, cl,
+		pt{id: 1, idx: []uint32{7}, val: []float32{1}},
+		pt{id: 2, idx: []uint32{7}, val: []float32{1}},
+		pt{id: 3, idx: []uint32{7, 8}, val: []float32{1, 1}, payload: map[string]any{"k": "x"}},
+		pt{id: 4, idx: []uint32{9}, val: []float32{1}},
+		pt{id: 5, idx: []uint32{9}, val: []float32{1}},
+	)
+	upsert(t, cl, pt{id: 1, idx: []uint32{9}, val: []float32{1}}) // 1 leaves dimension 7
+	if _, err := cl.Delete(ctx, &qdrant.DeletePoints{CollectionName: "c", Wait: qdrant.PtrOf(true),
+		Points: qdrant.NewPointsSelector(qdrant.NewIDNum(4))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Delete(ctx, &qdrant.DeletePoints{CollectionName: "c", Wait: qdrant.PtrOf(true),
+		Points: qdrant.NewPointsSelectorFilter(&qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("k", "x")}})}); err != nil {
+		t.Fatal(err)
+	}
+	// Left: 1 {9}, 2 {7}, 5 {9}: N = 3, n(7) = 1, n(9) = 2.
+	idf := func(n float64) float64 { return math.Log(1 + (3-n+0.5)/(n+0.5)) }
+	res := query(t, cl, &qdrant.QueryPoints{Query: qdrant.NewQuerySparse([]uint32{7, 9}, []float32{1, 1}), Using: qdrant.PtrOf("s")})
+	want := map[uint64]float64{1: idf(2), 2: idf(1), 5: idf(2)}
+	if len(res) != 3 {
+		t.Fatalf("got %v, want points 1, 2 and 5", ids(res))
+	}
+	for _, r := range res {
+		if w := want[r.GetId().GetNum()]; math.Abs(float64(r.GetScore())-w) > 1e-5 {
+			t.Errorf("point %d score %v, want %v", r.GetId().GetNum(), r.GetScore(), w)
+		}
+	}
+}
