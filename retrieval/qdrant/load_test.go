@@ -39,7 +39,9 @@ type loadShape struct {
 // (with Unavailable faults injected on the way, which the retries absorb)
 // while nothing else runs, then readers run dense, sparse and hybrid
 // searches scoped to random tenants. It reports upserted points/s and
-// searches/s with p50/p99 latency, and fails if a point is missing, a
+// searches/s with p50/p99 latency and the process's CPU time per point
+// and per search (client and fake together, which unlike the rates does
+// not depend on what else shares the cores), and fails if a point is missing, a
 // search errs or returns another tenant's chunk. The figures measure this
 // client, gRPC over loopback and the fake's linear scan: they bound the
 // store's own overhead per call, not what a Qdrant server does (its HNSW
@@ -109,7 +111,7 @@ func runLoad(t *testing.T, sh loadShape) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, sh.writers+sh.readers)
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	for range sh.writers {
 		wg.Add(1)
 		go func() {
@@ -127,7 +129,7 @@ func runLoad(t *testing.T, sh loadShape) {
 		}()
 	}
 	wg.Wait()
-	upsertTime := time.Since(start)
+	upsertTime, upsertCPU := time.Since(start), processCPU()-cpu0
 	select {
 	case err := <-errs:
 		t.Fatalf("upsert under load: %v", err)
@@ -141,8 +143,9 @@ func runLoad(t *testing.T, sh loadShape) {
 	if n, err := admin.Count(ctx, &qc.CountPoints{CollectionName: "load"}); err != nil || int(n) != sh.points {
 		t.Fatalf("%d points stored (%v), want %d", n, err, sh.points)
 	}
-	t.Logf("upsert: %d points of %d dims, %d writers, batches of %d, %d faults retried: %.0f points/s (%v)",
-		sh.points, sh.dim, sh.writers, qdrant.DefaultBatchSize, sh.faults, float64(sh.points)/upsertTime.Seconds(), upsertTime.Round(time.Millisecond))
+	t.Logf("upsert: %d points of %d dims, %d writers, batches of %d, %d faults retried: %.0f points/s (%v); CPU %.1f µs a point",
+		sh.points, sh.dim, sh.writers, qdrant.DefaultBatchSize, sh.faults, float64(sh.points)/upsertTime.Seconds(), upsertTime.Round(time.Millisecond),
+		float64(upsertCPU.Microseconds())/float64(sh.points))
 
 	for _, kind := range []struct {
 		name string
@@ -150,7 +153,7 @@ func runLoad(t *testing.T, sh loadShape) {
 	}{{"dense", st.SearchDense}, {"sparse", st.SearchSparse}, {"hybrid", st.SearchHybrid}} {
 		lat := make([]time.Duration, sh.searches)
 		var n atomic.Int64
-		start := time.Now()
+		start, cpu0 := time.Now(), processCPU()
 		for r := range sh.readers {
 			wg.Add(1)
 			go func() {
@@ -184,16 +187,17 @@ func runLoad(t *testing.T, sh loadShape) {
 			}()
 		}
 		wg.Wait()
-		elapsed := time.Since(start)
+		elapsed, cpu := time.Since(start), processCPU()-cpu0
 		select {
 		case err := <-errs:
 			t.Fatal(err)
 		default:
 		}
 		slices.Sort(lat)
-		t.Logf("%-6s: %d searches, %d readers, top 10 of ~%d points a tenant: %.0f searches/s, p50 %v, p99 %v",
+		t.Logf("%-6s: %d searches, %d readers, top 10 of ~%d points a tenant: %.0f searches/s, p50 %v, p99 %v; CPU %v a search",
 			kind.name, sh.searches, sh.readers, sh.points/sh.tenants, float64(sh.searches)/elapsed.Seconds(),
-			lat[len(lat)/2].Round(time.Microsecond), lat[len(lat)*99/100].Round(time.Microsecond))
+			lat[len(lat)/2].Round(time.Microsecond), lat[len(lat)*99/100].Round(time.Microsecond),
+			(cpu / time.Duration(sh.searches)).Round(time.Microsecond))
 	}
 }
 
