@@ -41,7 +41,8 @@ type loadShape struct {
 // searches scoped to random tenants. It reports upserted points/s and
 // searches/s with p50/p99 latency and the process's CPU time per point
 // and per search (client and fake together, which unlike the rates does
-// not depend on what else shares the cores), and fails if a point is missing, a
+// not depend on what else shares the cores), then the CPU time of one call
+// on a 16-point collection (the cost of the call itself), and fails if a point is missing, a
 // search errs or returns another tenant's chunk. The figures measure this
 // client, gRPC over loopback and the fake's linear scan: they bound the
 // store's own overhead per call, not what a Qdrant server does (its HNSW
@@ -199,6 +200,43 @@ func runLoad(t *testing.T, sh loadShape) {
 			lat[len(lat)/2].Round(time.Microsecond), lat[len(lat)*99/100].Round(time.Microsecond),
 			(cpu / time.Duration(sh.searches)).Round(time.Microsecond))
 	}
+	dense, hybrid := callOverhead(t, srv, sh.dim, max(50, sh.searches))
+	t.Logf("per call on a 16-point collection (client, gRPC, request handling): CPU %v a dense search, %v a hybrid one",
+		dense.Round(time.Microsecond), hybrid.Round(time.Microsecond))
+}
+
+// callOverhead returns the process's CPU time per dense and per hybrid
+// search on a collection of 16 points, where the fake's scan costs next to
+// nothing: what one call costs the client, gRPC over loopback and the
+// server's request handling.
+func callOverhead(t *testing.T, srv *qdranttest.Server, dim, n int) (dense, hybrid time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := qdrant.Open(ctx, fakeConfig(srv, "tiny", dim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rng := rand.New(rand.NewPCG(5, 5))
+	chunks := make([]retrieval.Chunk, 16)
+	for i := range chunks {
+		chunks[i] = loadChunk(rng, i, dim, 1)
+	}
+	if err := st.Upsert(ctx, chunks); err != nil {
+		t.Fatal(err)
+	}
+	q := loadChunk(rng, 0, dim, 1)
+	req := retrieval.Request{Scope: retrieval.Scope{Tenant: chunks[0].Tenant}, Text: q.Text, Vector: q.Vector, K: 10}
+	measure := func(fn func(context.Context, retrieval.Request) ([]retrieval.Hit, error)) time.Duration {
+		cpu0 := processCPU()
+		for range n {
+			if hits, err := fn(ctx, req); err != nil || len(hits) != 10 {
+				t.Fatalf("search of the small collection = %d hits, %v", len(hits), err)
+			}
+		}
+		return (processCPU() - cpu0) / time.Duration(n)
+	}
+	return measure(st.SearchDense), measure(st.SearchHybrid)
 }
 
 // BenchmarkUpsertBatch measures upserting 4,096 chunks of 384 dimensions
