@@ -80,9 +80,11 @@ type Config struct {
 	// the life of a collection too.
 	Analyzer analysis.Analyzer
 	// BatchSize is the number of points per Upsert call; 0 means
-	// DefaultBatchSize. At 384 dimensions a point is about 2 KB on the
-	// wire, so 256 points keep a request near 0.5 MB, well inside gRPC's
-	// default 4 MB message limit (keep BatchSize*dim*4 bytes under it).
+	// DefaultBatchSize. At 384 dimensions a point is about 3 KB on the
+	// wire (1.5 KB of dense vector, the sparse vector and the payload), so
+	// 256 points keep a request under 1 MB, well inside gRPC's default
+	// 4 MB message limit; with longer chunks or vectors, keep a batch
+	// under that limit.
 	BatchSize int
 
 	// Retries is how many times a call that failed with a transient gRPC
