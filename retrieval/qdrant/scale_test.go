@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -418,4 +419,93 @@ func TestParseURLCollectionSettings(t *testing.T) {
 			t.Errorf("ParseURL(%q): err = %v, want ErrInvalid", bad, err)
 		}
 	}
+}
+
+// settingsRoundTrip opens a store with every collection setting on a new
+// collection, then reads the collection back with admin and checks that
+// the server reports what was asked: the indexes with is_tenant and the
+// shard, replication, on-disk, HNSW and quantization settings.
+func settingsRoundTrip(t *testing.T, cfg qdrant.Config, admin *qc.Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cfg.ReplicationFactor, cfg.WriteConsistencyFactor = 1, 1 // a single node has one replica of each shard
+	cfg.ShardNumber = 2
+	cfg.OnDiskVectors, cfg.OnDiskPayload = true, true
+	cfg.HNSWEfConstruct, cfg.TenantGraphs = 64, true
+	cfg.Quantization = qdrant.QuantizationInt8
+	st, err := qdrant.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Upsert(ctx, chunksN(3, cfg.Dim)); err != nil {
+		t.Fatal(err)
+	}
+	info, err := admin.GetCollectionInfo(ctx, cfg.Collection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := info.GetConfig().GetParams()
+	if p.GetShardNumber() != 2 || p.GetReplicationFactor() != 1 || p.GetWriteConsistencyFactor() != 1 || !p.GetOnDiskPayload() {
+		t.Errorf("params = %v", p)
+	}
+	if !p.GetVectorsConfig().GetParamsMap().GetMap()[qdrant.DenseVector].GetOnDisk() {
+		t.Error("dense vectors not on disk")
+	}
+	if h := info.GetConfig().GetHnswConfig(); h.GetM() != 0 || h.GetPayloadM() != 16 || h.GetEfConstruct() != 64 {
+		t.Errorf("hnsw = %v, want m 0, payload_m 16, ef_construct 64", h)
+	}
+	if sq := info.GetConfig().GetQuantizationConfig().GetScalar(); sq.GetType() != qc.QuantizationType_Int8 {
+		t.Errorf("quantization = %v, want scalar int8", info.GetConfig().GetQuantizationConfig())
+	}
+	schema := info.GetPayloadSchema()
+	for _, f := range []string{"tenant", "source", "doc_id", "content_type"} {
+		if schema[f].GetDataType() != qc.PayloadSchemaType_Keyword {
+			t.Errorf("payload schema of %s = %v, want keyword", f, schema[f])
+		}
+	}
+	if !schema["tenant"].GetParams().GetKeywordIndexParams().GetIsTenant() {
+		t.Errorf("tenant index = %v, want is_tenant", schema["tenant"])
+	}
+}
+
+func TestSettingsRoundTrip(t *testing.T) {
+	srv := qdranttest.Start(t)
+	admin, err := qc.NewClient(&qc.Config{Host: srv.Host(), Port: srv.Port(), PoolSize: 1, SkipCompatibilityCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	settingsRoundTrip(t, fakeConfig(srv, "roundtrip", 8), admin)
+}
+
+// TestLiveSettings runs the same check against a real Qdrant, on a fresh
+// collection deleted afterwards:
+//
+//	QDRANT_URL=qdrant://localhost:6334 go test -run LiveSettings -v ./retrieval/qdrant/
+func TestLiveSettings(t *testing.T) {
+	url := os.Getenv("QDRANT_URL")
+	if url == "" {
+		t.Skip("QDRANT_URL not set: skipping the live Qdrant check (e.g. QDRANT_URL=qdrant://localhost:6334)")
+	}
+	cfg, err := qdrant.ParseURL(url)
+	if err != nil {
+		t.Fatalf("QDRANT_URL: %v", err)
+	}
+	admin, err := qc.NewClient(&qc.Config{Host: cfg.Host, Port: cfg.Port, APIKey: cfg.APIKey, UseTLS: cfg.UseTLS,
+		PoolSize: 1, SkipCompatibilityCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	cfg.Collection, cfg.Dim = "adaptrag_settings_"+randomSuffix(t), 8
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := admin.DeleteCollection(ctx, cfg.Collection); err != nil {
+			t.Errorf("delete collection %s: %v", cfg.Collection, err)
+		}
+	})
+	settingsRoundTrip(t, cfg, admin)
 }
