@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/adaptrag/adaptrag/retrieval"
 	"google.golang.org/grpc/codes"
@@ -16,12 +17,20 @@ import (
 type OpError struct {
 	Op         string // "upsert", "search dense", "delete document", ...
 	Collection string
-	Err        error
+	// Tries is the number of calls made, retries included; 0 when the
+	// operation failed before any call.
+	Tries int
+	Err   error
 }
 
-// Error returns "qdrant: <op> <collection>: <err>".
+// Error returns "qdrant: <op> <collection>: <err>", with " (<n> tries)"
+// after the collection when the call was retried.
 func (e *OpError) Error() string {
-	return "qdrant: " + e.Op + " " + e.Collection + ": " + e.Err.Error()
+	tries := ""
+	if e.Tries > 1 {
+		tries = " (" + strconv.Itoa(e.Tries) + " tries)"
+	}
+	return "qdrant: " + e.Op + " " + e.Collection + tries + ": " + e.Err.Error()
 }
 
 // Unwrap returns the underlying error.

@@ -21,6 +21,17 @@
 // side (never the document missing), and a crash between the calls leaves
 // both until the document is ingested again. See ReplaceDocument.
 //
+// # Scale
+//
+// A collection the store creates has keyword payload indexes on tenant
+// (marked is_tenant, so that Qdrant stores each tenant's points together
+// and plans tenant-filtered searches by it), source, doc_id and
+// content_type, and the sharding, replication, on-disk, HNSW and
+// quantization settings of Config. Every call is retried on transient
+// gRPC codes with exponential backoff and full jitter (Config.Retries);
+// all of them are idempotent, so a retry never duplicates anything.
+// docs/scale.md is the capacity plan.
+//
 // Errors wrap the retrieval sentinels: an unreachable server is
 // retrieval.ErrUnavailable, a missing collection retrieval.ErrNotFound, a
 // vector of the wrong size retrieval.ErrDimension (checked before any call),
@@ -59,8 +70,9 @@ var (
 )
 
 // Open connects to Qdrant and returns a store on cfg.Collection, creating
-// the collection (vectors and keyword payload indexes on tenant, source,
-// doc_id and content_type) when it is missing. An existing collection must
+// the collection (vectors, the collection settings of cfg, and keyword
+// payload indexes on tenant with is_tenant, source, doc_id and
+// content_type) when it is missing. An existing collection must
 // have the "dense" and "bm25" vectors; its dense size becomes Dim. The
 // connection is lazy, so an unreachable server is reported by the first call
 // Open makes, wrapped as retrieval.ErrUnavailable.
@@ -123,48 +135,33 @@ func newStore(ctx context.Context, c *qc.Client, cfg Config) (*Store, error) {
 // ensureCollection creates the collection if needed and learns its Dim.
 func (s *Store) ensureCollection(ctx context.Context) error {
 	const op = "open"
-	exists, err := s.client.CollectionExists(ctx, s.cfg.Collection)
-	if err != nil {
-		return s.wrapErr(ctx, op, err)
+	var exists bool
+	if err := s.call(ctx, op, func(ctx context.Context) (err error) {
+		exists, err = s.client.CollectionExists(ctx, s.cfg.Collection)
+		return err
+	}); err != nil {
+		return err
 	}
-	if !exists {
+	creating := !exists
+	if creating {
 		if s.cfg.Dim == 0 {
 			return s.opErr(op, "collection does not exist and Config.Dim is 0, so it cannot be created: %w", retrieval.ErrInvalid)
 		}
-		err := s.client.CreateCollection(ctx, &qc.CreateCollection{
-			CollectionName: s.cfg.Collection,
-			VectorsConfig: qc.NewVectorsConfigMap(map[string]*qc.VectorParams{
-				DenseVector: {Size: uint64(s.cfg.Dim), Distance: qc.Distance_Cosine},
-			}),
-			SparseVectorsConfig: qc.NewSparseVectorsConfig(map[string]*qc.SparseVectorParams{
-				SparseVector: {Modifier: qc.Modifier_Idf.Enum()},
-			}),
+		err := s.call(ctx, op, func(ctx context.Context) error {
+			return s.client.CreateCollection(ctx, s.createRequest())
 		})
 		if err != nil {
-			// Another process may have created it since we looked: if it
+			// Another process may have created it since we looked, or an
+			// earlier try of ours did and its answer was lost: if it
 			// exists now, go on and check it like any existing collection.
 			if again, xerr := s.client.CollectionExists(ctx, s.cfg.Collection); xerr != nil || !again {
-				return s.wrapErr(ctx, op, err)
+				return err
 			}
-		} else {
-			for _, f := range indexedFields {
-				_, err := s.client.CreateFieldIndex(ctx, &qc.CreateFieldIndexCollection{
-					CollectionName: s.cfg.Collection,
-					FieldName:      f,
-					FieldType:      qc.FieldType_FieldTypeKeyword.Enum(),
-					Wait:           qc.PtrOf(true),
-				})
-				if err != nil {
-					return s.wrapErr(ctx, op+": index "+f, err)
-				}
-			}
-			s.dim = s.cfg.Dim
-			return nil
 		}
 	}
-	info, err := s.client.GetCollectionInfo(ctx, s.cfg.Collection)
+	info, err := s.collectionInfo(ctx, op)
 	if err != nil {
-		return s.wrapErr(ctx, op, err)
+		return err
 	}
 	params := info.GetConfig().GetParams()
 	dense := params.GetVectorsConfig().GetParamsMap().GetMap()[DenseVector]
@@ -179,7 +176,149 @@ func (s *Store) ensureCollection(ctx context.Context) error {
 		return s.opErr(op, "Config.Dim is %d but the collection's dense size is %d: %w", s.cfg.Dim, dim, retrieval.ErrDimension)
 	}
 	s.dim = dim
+	if creating {
+		// Only the store that creates a collection indexes it: a reader's
+		// API key may not allow writes. EnsureIndexes upgrades an older
+		// collection.
+		return s.createIndexes(ctx, op, info.GetPayloadSchema(), false)
+	}
 	return nil
+}
+
+func (s *Store) collectionInfo(ctx context.Context, op string) (*qc.CollectionInfo, error) {
+	var info *qc.CollectionInfo
+	err := s.call(ctx, op, func(ctx context.Context) (err error) {
+		info, err = s.client.GetCollectionInfo(ctx, s.cfg.Collection)
+		return err
+	})
+	return info, err
+}
+
+// createRequest is the CreateCollection request for the configured
+// collection: the named vectors, and the settings of Config that are set
+// (the others left to Qdrant's defaults).
+func (s *Store) createRequest() *qc.CreateCollection {
+	c := &s.cfg
+	dense := &qc.VectorParams{Size: uint64(c.Dim), Distance: qc.Distance_Cosine}
+	if c.OnDiskVectors {
+		dense.OnDisk = qc.PtrOf(true)
+	}
+	req := &qc.CreateCollection{
+		CollectionName: c.Collection,
+		VectorsConfig:  qc.NewVectorsConfigMap(map[string]*qc.VectorParams{DenseVector: dense}),
+		SparseVectorsConfig: qc.NewSparseVectorsConfig(map[string]*qc.SparseVectorParams{
+			SparseVector: {Modifier: qc.Modifier_Idf.Enum()},
+		}),
+	}
+	opt := func(v uint32) *uint32 {
+		if v == 0 {
+			return nil
+		}
+		return qc.PtrOf(v)
+	}
+	req.ShardNumber = opt(c.ShardNumber)
+	req.ReplicationFactor = opt(c.ReplicationFactor)
+	req.WriteConsistencyFactor = opt(c.WriteConsistencyFactor)
+	if c.OnDiskPayload {
+		req.OnDiskPayload = qc.PtrOf(true)
+	}
+	var hnsw qc.HnswConfigDiff
+	if c.HNSWM > 0 {
+		hnsw.M = qc.PtrOf(uint64(c.HNSWM))
+	}
+	if c.HNSWEfConstruct > 0 {
+		hnsw.EfConstruct = qc.PtrOf(uint64(c.HNSWEfConstruct))
+	}
+	if c.TenantGraphs {
+		hnsw.PayloadM = qc.PtrOf(uint64(cmp.Or(c.HNSWM, 16)))
+		hnsw.M = qc.PtrOf(uint64(0))
+	}
+	if hnsw.M != nil || hnsw.EfConstruct != nil || hnsw.PayloadM != nil {
+		req.HnswConfig = &hnsw
+	}
+	if c.Quantization == QuantizationInt8 {
+		req.QuantizationConfig = qc.NewQuantizationScalar(&qc.ScalarQuantization{
+			Type:      qc.QuantizationType_Int8,
+			Quantile:  qc.PtrOf(float32(0.99)),
+			AlwaysRam: qc.PtrOf(true),
+		})
+	}
+	return req
+}
+
+// indexRequest is the CreateFieldIndex request for field: a keyword
+// index, the tenant's marked is_tenant so that Qdrant keeps each tenant's
+// points together on disk and plans tenant-filtered searches by it. The
+// doc_id index builds no HNSW links (enable_hnsw false, Qdrant 1.17; older
+// servers ignore the field): a document has far fewer chunks than
+// Qdrant's full-scan threshold, so a document filter is answered by an
+// exact scan of its chunks, and links per document would only slow
+// indexing.
+func (s *Store) indexRequest(field string) *qc.CreateFieldIndexCollection {
+	req := &qc.CreateFieldIndexCollection{
+		CollectionName: s.cfg.Collection,
+		FieldName:      field,
+		FieldType:      qc.FieldType_FieldTypeKeyword.Enum(),
+		Wait:           qc.PtrOf(true),
+	}
+	switch field {
+	case fieldTenant:
+		req.FieldIndexParams = qc.NewPayloadIndexParamsKeyword(&qc.KeywordIndexParams{IsTenant: qc.PtrOf(true)})
+	case fieldDocID:
+		req.FieldIndexParams = qc.NewPayloadIndexParamsKeyword(&qc.KeywordIndexParams{EnableHnsw: qc.PtrOf(false)})
+	}
+	return req
+}
+
+// createIndexes creates the payload indexes (indexedFields) missing from
+// schema. With upgrade, a tenant index that is not marked is_tenant is
+// created again with the mark, which makes Qdrant rebuild it.
+func (s *Store) createIndexes(ctx context.Context, op string, schema map[string]*qc.PayloadSchemaInfo, upgrade bool) error {
+	for _, f := range indexedFields {
+		if have, ok := schema[f]; ok && have.GetDataType() == qc.PayloadSchemaType_Keyword {
+			isTenant := have.GetParams().GetKeywordIndexParams().GetIsTenant()
+			if f != fieldTenant || isTenant || !upgrade {
+				continue
+			}
+		}
+		req := s.indexRequest(f)
+		if err := s.call(ctx, op+": index "+f, func(ctx context.Context) error {
+			_, err := s.client.CreateFieldIndex(ctx, req)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EnsureIndexes creates the payload indexes a collection created by an
+// older version (or by hand) lacks: keyword indexes on tenant (is_tenant),
+// source, doc_id and content_type. A tenant index without is_tenant is
+// replaced, which makes Qdrant rebuild it (tenant-filtered searches may be
+// slower until it is done). It needs an API key allowed to manage the
+// collection. Open does this itself only for a collection it creates.
+func (s *Store) EnsureIndexes(ctx context.Context) error {
+	const op = "ensure indexes"
+	info, err := s.collectionInfo(ctx, op)
+	if err != nil {
+		return err
+	}
+	return s.createIndexes(ctx, op, info.GetPayloadSchema(), true)
+}
+
+// call runs fn with the retry policy of Config.Retries and wraps its
+// error for op.
+func (s *Store) call(ctx context.Context, op string, fn func(context.Context) error) error {
+	tries, err := s.retry(ctx, fn)
+	if err == nil {
+		return nil
+	}
+	werr := s.wrapErr(ctx, op, err)
+	if oe, ok := werr.(*OpError); ok {
+		oe.Tries = tries
+	}
+	return werr
 }
 
 // Dim returns the dense dimension of the collection.
@@ -201,7 +340,9 @@ func (s *Store) Close() error {
 // DeleteCollection drops the whole collection, every tenant included. The
 // store must not be used for anything but Close afterwards.
 func (s *Store) DeleteCollection(ctx context.Context) error {
-	return s.wrapErr(ctx, "delete collection", s.client.DeleteCollection(ctx, s.cfg.Collection))
+	return s.call(ctx, "delete collection", func(ctx context.Context) error {
+		return s.client.DeleteCollection(ctx, s.cfg.Collection)
+	})
 }
 
 // Upsert inserts or replaces chunks. A chunk's point id derives from its
@@ -210,8 +351,9 @@ func (s *Store) DeleteCollection(ctx context.Context) error {
 // IDs (a chunk re-ingested under another tenant is a new point: delete the
 // old one by DeleteDocument). Every chunk is checked (non-empty ID, vector of Dim) before
 // anything is sent. Points go in batches of Config.BatchSize, each applied
-// before the next is sent (wait=true); if a batch fails, the earlier ones
-// stay applied, and retrying the whole call is safe.
+// before the next is sent (wait=true) and each retried on transient
+// faults (Config.Retries); if a batch still fails, the earlier ones stay
+// applied, and retrying the whole call is safe.
 func (s *Store) Upsert(ctx context.Context, chunks []retrieval.Chunk) error {
 	const op = "upsert"
 	if err := ctx.Err(); err != nil {
@@ -257,21 +399,21 @@ func (s *Store) points(op string, chunks []retrieval.Chunk) ([]*qc.PointStruct, 
 }
 
 // send upserts points in batches of Config.BatchSize, each applied before
-// the next is sent.
+// the next is sent, each retried on its own (see Config.Retries).
 func (s *Store) send(ctx context.Context, op string, points []*qc.PointStruct) error {
 	nb := (len(points) + s.cfg.BatchSize - 1) / s.cfg.BatchSize
 	for b := range nb {
 		batch := points[b*s.cfg.BatchSize : min((b+1)*s.cfg.BatchSize, len(points))]
-		_, err := s.client.Upsert(ctx, &qc.UpsertPoints{
-			CollectionName: s.cfg.Collection,
-			Wait:           qc.PtrOf(true),
-			Points:         batch,
-		})
-		if err != nil {
-			if nb > 1 {
-				return s.wrapErr(ctx, fmt.Sprintf("%s (batch %d of %d, %d earlier ones applied)", op, b+1, nb, b), err)
-			}
-			return s.wrapErr(ctx, op, err)
+		req := &qc.UpsertPoints{CollectionName: s.cfg.Collection, Wait: qc.PtrOf(true), Points: batch}
+		bop := op
+		if nb > 1 {
+			bop = fmt.Sprintf("%s (batch %d of %d, %d earlier ones applied)", op, b+1, nb, b)
+		}
+		if err := s.call(ctx, bop, func(ctx context.Context) error {
+			_, err := s.client.Upsert(ctx, req)
+			return err
+		}); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -288,15 +430,18 @@ func (s *Store) deleteDocument(ctx context.Context, op string, scope retrieval.S
 	if err := ctx.Err(); err != nil {
 		return s.wrapErr(ctx, op, err)
 	}
-	_, err := s.client.Delete(ctx, &qc.DeletePoints{
+	req := &qc.DeletePoints{
 		CollectionName: s.cfg.Collection,
 		Wait:           qc.PtrOf(true),
 		Points: qc.NewPointsSelectorFilter(&qc.Filter{Must: []*qc.Condition{
 			qc.NewMatchKeyword(fieldTenant, scope.Tenant),
 			qc.NewMatchKeyword(fieldDocID, docID),
 		}}),
+	}
+	return s.call(ctx, op, func(ctx context.Context) error {
+		_, err := s.client.Delete(ctx, req)
+		return err
 	})
-	return s.wrapErr(ctx, op, err)
 }
 
 // ReplaceDocument replaces the chunks of docID within scope by chunks,
@@ -342,7 +487,7 @@ func (s *Store) ReplaceDocument(ctx context.Context, scope retrieval.Scope, docI
 	for i, p := range points {
 		keep[i] = p.Id
 	}
-	_, err = s.client.Delete(ctx, &qc.DeletePoints{
+	req := &qc.DeletePoints{
 		CollectionName: s.cfg.Collection,
 		Wait:           qc.PtrOf(true),
 		Points: qc.NewPointsSelectorFilter(&qc.Filter{
@@ -352,11 +497,11 @@ func (s *Store) ReplaceDocument(ctx context.Context, scope retrieval.Scope, docI
 			},
 			MustNot: []*qc.Condition{qc.NewHasID(keep...)},
 		}),
-	})
-	if err != nil {
-		return s.wrapErr(ctx, op+" (the new chunks are in, the old ones not yet removed)", err)
 	}
-	return nil
+	return s.call(ctx, op+" (the new chunks are in, the old ones not yet removed)", func(ctx context.Context) error {
+		_, err := s.client.Delete(ctx, req)
+		return err
+	})
 }
 
 // scrollPage is the number of points a Documents listing reads per call.
@@ -377,34 +522,20 @@ func (s *Store) Documents(ctx context.Context, scope retrieval.Scope) ([]retriev
 		n     int
 	}
 	docs := map[string]*doc{}
-	var offset *qc.PointId
-	for {
-		pts, next, err := s.client.ScrollAndOffset(ctx, &qc.ScrollPoints{
-			CollectionName: s.cfg.Collection,
-			Filter:         &qc.Filter{Must: []*qc.Condition{qc.NewMatchKeyword(fieldTenant, scope.Tenant)}},
-			Offset:         offset,
-			Limit:          qc.PtrOf(uint32(scrollPage)),
-			WithPayload:    qc.NewWithPayloadExclude(fieldText),
-			WithVectors:    qc.NewWithVectors(false),
-		})
-		if err != nil {
-			return nil, s.wrapErr(ctx, op, err)
+	filter := &qc.Filter{Must: []*qc.Condition{qc.NewMatchKeyword(fieldTenant, scope.Tenant)}}
+	err := s.scroll(ctx, op, filter, qc.NewWithPayloadExclude(fieldText), func(p *qc.RetrievedPoint) {
+		c := fromPayload(p.GetPayload())
+		d := docs[c.DocID]
+		if d == nil {
+			d = &doc{first: c}
+			docs[c.DocID] = d
+		} else if c.Position < d.first.Position || c.Position == d.first.Position && c.ID < d.first.ID {
+			d.first = c
 		}
-		for _, p := range pts {
-			c := fromPayload(p.GetPayload())
-			d := docs[c.DocID]
-			if d == nil {
-				d = &doc{first: c}
-				docs[c.DocID] = d
-			} else if c.Position < d.first.Position || c.Position == d.first.Position && c.ID < d.first.ID {
-				d.first = c
-			}
-			d.n++
-		}
-		if next == nil || len(pts) == 0 {
-			break
-		}
-		offset = next
+		d.n++
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]retrieval.DocInfo, 0, len(docs))
 	for _, d := range docs {
@@ -422,6 +553,66 @@ func (s *Store) Documents(ctx context.Context, scope retrieval.Scope) ([]retriev
 		return cmp.Or(cmp.Compare(a.Origin, b.Origin), cmp.Compare(a.DocID, b.DocID))
 	})
 	return out, nil
+}
+
+// DocumentChunks returns every chunk of docID within scope, ordered by
+// position (then chunk id), read by scrolling a filter on tenant and
+// doc_id: exact, unlike a search, whose HNSW answer may leave chunks out.
+// The chunks carry their text and metadata but no vectors. A document
+// with no chunks gives nil, nil. It is what the MCP fetch tool and
+// resources use to read a document (mcpserver.ChunkReader).
+func (s *Store) DocumentChunks(ctx context.Context, scope retrieval.Scope, docID string) ([]retrieval.Chunk, error) {
+	const op = "document chunks"
+	if err := ctx.Err(); err != nil {
+		return nil, s.wrapErr(ctx, op, err)
+	}
+	var chunks []retrieval.Chunk
+	filter := &qc.Filter{Must: []*qc.Condition{
+		qc.NewMatchKeyword(fieldTenant, scope.Tenant),
+		qc.NewMatchKeyword(fieldDocID, docID),
+	}}
+	if err := s.scroll(ctx, op, filter, qc.NewWithPayload(true), func(p *qc.RetrievedPoint) {
+		chunks = append(chunks, fromPayload(p.GetPayload()))
+	}); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(chunks, func(a, b retrieval.Chunk) int {
+		return cmp.Or(cmp.Compare(a.Position, b.Position), cmp.Compare(a.ID, b.ID))
+	})
+	return chunks, nil
+}
+
+// scroll calls fn on every point matching filter, a page of scrollPage
+// points at a time (each page retried on its own), without vectors.
+func (s *Store) scroll(ctx context.Context, op string, filter *qc.Filter, payload *qc.WithPayloadSelector, fn func(*qc.RetrievedPoint)) error {
+	var offset *qc.PointId
+	for {
+		req := &qc.ScrollPoints{
+			CollectionName: s.cfg.Collection,
+			Filter:         filter,
+			Offset:         offset,
+			Limit:          qc.PtrOf(uint32(scrollPage)),
+			WithPayload:    payload,
+			WithVectors:    qc.NewWithVectors(false),
+		}
+		var (
+			pts  []*qc.RetrievedPoint
+			next *qc.PointId
+		)
+		if err := s.call(ctx, op, func(ctx context.Context) (err error) {
+			pts, next, err = s.client.ScrollAndOffset(ctx, req)
+			return err
+		}); err != nil {
+			return err
+		}
+		for _, p := range pts {
+			fn(p)
+		}
+		if next == nil || len(pts) == 0 {
+			return nil
+		}
+		offset = next
+	}
 }
 
 // SearchDense returns the req.K chunks nearest to req.Vector by cosine.
@@ -544,9 +735,12 @@ func (s *Store) prepare(ctx context.Context, op string, req retrieval.Request, d
 func (s *Store) query(ctx context.Context, op string, method retrieval.Method, q *qc.QueryPoints) ([]retrieval.Hit, error) {
 	q.CollectionName = s.cfg.Collection
 	q.WithPayload = qc.NewWithPayload(true)
-	pts, err := s.client.Query(ctx, q)
-	if err != nil {
-		return nil, s.wrapErr(ctx, op, err)
+	var pts []*qc.ScoredPoint
+	if err := s.call(ctx, op, func(ctx context.Context) (err error) {
+		pts, err = s.client.Query(ctx, q)
+		return err
+	}); err != nil {
+		return nil, err
 	}
 	if len(pts) == 0 {
 		return nil, nil

@@ -205,23 +205,11 @@ func (c *collection) nearest(in *qdrant.VectorInput, using string, keep func(*po
 // vector in the sparse space and n those among them with the dimension. It
 // is computed over the whole collection, whatever the filter.
 func (c *collection) applyIDF(using string, q sparseVec) sparseVec {
-	var total float64
-	df := make(map[uint32]float64, len(q))
-	for _, p := range c.points {
-		d, ok := p.sparse[using]
-		if !ok {
-			continue
-		}
-		total++
-		for ix := range q {
-			if _, ok := d[ix]; ok {
-				df[ix]++
-			}
-		}
-	}
+	total := float64(c.nsparse[using])
+	df := c.df[using]
 	out := make(sparseVec, len(q))
 	for ix, w := range q {
-		n := df[ix]
+		n := float64(df[ix])
 		out[ix] = w * float32(math.Log(1+(total-n+0.5)/(n+0.5)))
 	}
 	return out

@@ -40,7 +40,7 @@ func (ps pointsService) Upsert(_ context.Context, req *qdrant.UpsertPoints) (*qd
 		pts = append(pts, p)
 	}
 	for _, p := range pts {
-		c.points[p.key] = p
+		c.put(p)
 	}
 	return completed(), nil
 }
@@ -177,7 +177,7 @@ func (ps pointsService) Delete(_ context.Context, req *qdrant.DeletePoints) (*qd
 			if err != nil {
 				return nil, invalid("%v", err)
 			}
-			delete(c.points, key)
+			c.remove(key)
 		}
 	case *qdrant.PointsSelector_Filter:
 		if err := checkFilter(sel.Filter); err != nil {
@@ -185,7 +185,7 @@ func (ps pointsService) Delete(_ context.Context, req *qdrant.DeletePoints) (*qd
 		}
 		for k, p := range c.points {
 			if matchFilter(sel.Filter, p) {
-				delete(c.points, k)
+				c.remove(k)
 			}
 		}
 	default:
@@ -203,16 +203,70 @@ func (ps pointsService) CreateFieldIndex(_ context.Context, req *qdrant.CreateFi
 		return nil, err
 	}
 	if req.GetFieldName() == "" {
-		return nil, invalid("field name must not be empty")
+		return nil, invalid("Validation error in body: [field_name: must not be empty]")
 	}
-	c.indexes[req.GetFieldName()] = req.GetFieldType()
+	ix, err := checkFieldIndex(req)
+	if err != nil {
+		return nil, err
+	}
+	// Creating an index on an indexed field replaces it, as in Qdrant
+	// (which rebuilds it with the new schema).
+	c.indexes[req.GetFieldName()] = ix
 	return completed(), nil
+}
+
+// checkFieldIndex applies Qdrant's rules to a CreateFieldIndex request: the
+// field type is required when index parameters are given, and the kind of
+// the parameters must be the field type's (KeywordIndexParams for a
+// keyword field, and so on). A request without a type is accepted by
+// Qdrant, which then infers the type from the stored payload; the fake
+// infers nothing and refuses it.
+func checkFieldIndex(req *qdrant.CreateFieldIndexCollection) (fieldIndex, error) {
+	params := req.GetFieldIndexParams()
+	if params.GetIndexParams() == nil {
+		params = nil
+	}
+	if req.FieldType == nil {
+		if params != nil {
+			return fieldIndex{}, invalid("field type is missing")
+		}
+		return fieldIndex{}, status.Error(codes.Unimplemented, "qdranttest: a field index without a field type (inferred from the payload by Qdrant)")
+	}
+	t := req.GetFieldType()
+	if params != nil {
+		var want qdrant.FieldType
+		switch params.GetIndexParams().(type) {
+		case *qdrant.PayloadIndexParams_KeywordIndexParams:
+			want = qdrant.FieldType_FieldTypeKeyword
+		case *qdrant.PayloadIndexParams_IntegerIndexParams:
+			want = qdrant.FieldType_FieldTypeInteger
+		case *qdrant.PayloadIndexParams_FloatIndexParams:
+			want = qdrant.FieldType_FieldTypeFloat
+		case *qdrant.PayloadIndexParams_GeoIndexParams:
+			want = qdrant.FieldType_FieldTypeGeo
+		case *qdrant.PayloadIndexParams_TextIndexParams:
+			want = qdrant.FieldType_FieldTypeText
+		case *qdrant.PayloadIndexParams_BoolIndexParams:
+			want = qdrant.FieldType_FieldTypeBool
+		case *qdrant.PayloadIndexParams_DatetimeIndexParams:
+			want = qdrant.FieldType_FieldTypeDatetime
+		case *qdrant.PayloadIndexParams_UuidIndexParams:
+			want = qdrant.FieldType_FieldTypeUuid
+		default:
+			return fieldIndex{}, status.Errorf(codes.Unimplemented, "qdranttest: index params %T", params.GetIndexParams())
+		}
+		if t != want {
+			return fieldIndex{}, invalid("field_type (%v) and field_index_params do not match", t)
+		}
+		params = proto.Clone(params).(*qdrant.PayloadIndexParams)
+	}
+	return fieldIndex{typ: t, params: params}, nil
 }
 
 func (ps pointsService) Count(_ context.Context, req *qdrant.CountPoints) (*qdrant.CountResponse, error) {
 	s := ps.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	c, err := s.get(req.GetCollectionName())
 	if err != nil {
 		return nil, err
@@ -231,9 +285,9 @@ func (ps pointsService) Count(_ context.Context, req *qdrant.CountPoints) (*qdra
 
 func (ps pointsService) Query(_ context.Context, req *qdrant.QueryPoints) (*qdrant.QueryResponse, error) {
 	s := ps.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queries = append(s.queries, proto.Clone(req).(*qdrant.QueryPoints))
+	s.logQuery(proto.Clone(req).(*qdrant.QueryPoints))
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	c, err := s.get(req.GetCollectionName())
 	if err != nil {
 		return nil, err
@@ -279,8 +333,8 @@ func (ps pointsService) Query(_ context.Context, req *qdrant.QueryPoints) (*qdra
 // vectors are not returned.
 func (ps pointsService) Scroll(_ context.Context, req *qdrant.ScrollPoints) (*qdrant.ScrollResponse, error) {
 	s := ps.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	c, err := s.get(req.GetCollectionName())
 	if err != nil {
 		return nil, err

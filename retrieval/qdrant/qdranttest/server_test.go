@@ -354,3 +354,193 @@ func TestScroll(t *testing.T) {
 		t.Errorf("missing collection: %v, want NotFound", err)
 	}
 }
+
+// TestFieldIndexParams: a keyword index may carry KeywordIndexParams
+// (is_tenant), which Get reports back; parameters of another kind than the
+// field type, or parameters without a type, are refused as by Qdrant.
+func TestFieldIndexParams(t *testing.T) {
+	srv, cl := setup(t)
+	ctx := context.Background()
+	_, err := cl.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{CollectionName: "c", FieldName: "tenant",
+		FieldType:        qdrant.FieldType_FieldTypeKeyword.Enum(),
+		FieldIndexParams: qdrant.NewPayloadIndexParamsKeyword(&qdrant.KeywordIndexParams{IsTenant: qdrant.PtrOf(true)})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ, params, ok := srv.FieldIndex("c", "tenant")
+	if !ok || typ != qdrant.FieldType_FieldTypeKeyword || !params.GetKeywordIndexParams().GetIsTenant() {
+		t.Errorf("FieldIndex = %v, %v, %v; want a keyword index with is_tenant", typ, params, ok)
+	}
+	info, err := cl.GetCollectionInfo(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := info.GetPayloadSchema()["tenant"]
+	if ps.GetDataType() != qdrant.PayloadSchemaType_Keyword || !ps.GetParams().GetKeywordIndexParams().GetIsTenant() {
+		t.Errorf("payload schema of tenant = %v, want keyword with is_tenant", ps)
+	}
+	// Without params, the index has none.
+	if _, err := cl.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{CollectionName: "c", FieldName: "src",
+		FieldType: qdrant.FieldType_FieldTypeKeyword.Enum()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, params, ok := srv.FieldIndex("c", "src"); !ok || params != nil {
+		t.Errorf("plain keyword index: params = %v, %v; want nil, true", params, ok)
+	}
+	for name, req := range map[string]*qdrant.CreateFieldIndexCollection{
+		"keyword params on an integer field": {FieldName: "n", FieldType: qdrant.FieldType_FieldTypeInteger.Enum(),
+			FieldIndexParams: qdrant.NewPayloadIndexParamsKeyword(&qdrant.KeywordIndexParams{IsTenant: qdrant.PtrOf(true)})},
+		"params without a field type": {FieldName: "n",
+			FieldIndexParams: qdrant.NewPayloadIndexParamsKeyword(&qdrant.KeywordIndexParams{})},
+		"empty field name": {FieldType: qdrant.FieldType_FieldTypeKeyword.Enum()},
+	} {
+		req.CollectionName = "c"
+		if _, err := cl.CreateFieldIndex(ctx, req); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("%s: err = %v, want InvalidArgument", name, err)
+		}
+	}
+	if _, _, ok := srv.FieldIndex("c", "n"); ok {
+		t.Error("a refused index was recorded")
+	}
+}
+
+// TestCollectionSettings: sharding, replication, on-disk, HNSW and
+// quantization settings are validated, recorded and reported by Get.
+func TestCollectionSettings(t *testing.T) {
+	srv, cl := setup(t)
+	ctx := context.Background()
+	vectors := func(onDisk bool) *qdrant.VectorsConfig {
+		return qdrant.NewVectorsConfigMap(map[string]*qdrant.VectorParams{"d": {Size: 4, Distance: qdrant.Distance_Cosine, OnDisk: qdrant.PtrOf(onDisk)}})
+	}
+	req := &qdrant.CreateCollection{
+		CollectionName: "big", VectorsConfig: vectors(true),
+		ShardNumber: qdrant.PtrOf(uint32(6)), ReplicationFactor: qdrant.PtrOf(uint32(2)), WriteConsistencyFactor: qdrant.PtrOf(uint32(2)),
+		OnDiskPayload: qdrant.PtrOf(true),
+		HnswConfig:    &qdrant.HnswConfigDiff{M: qdrant.PtrOf(uint64(0)), PayloadM: qdrant.PtrOf(uint64(16)), EfConstruct: qdrant.PtrOf(uint64(200))},
+		QuantizationConfig: qdrant.NewQuantizationScalar(&qdrant.ScalarQuantization{Type: qdrant.QuantizationType_Int8,
+			Quantile: qdrant.PtrOf(float32(0.99)), AlwaysRam: qdrant.PtrOf(true)}),
+	}
+	if err := cl.CreateCollection(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	got := srv.Created("big")
+	if got.GetShardNumber() != 6 || got.GetReplicationFactor() != 2 || got.GetWriteConsistencyFactor() != 2 || !got.GetOnDiskPayload() ||
+		got.GetHnswConfig().GetPayloadM() != 16 || got.GetQuantizationConfig().GetScalar().GetType() != qdrant.QuantizationType_Int8 {
+		t.Errorf("Created = %v", got)
+	}
+	info, err := cl.GetCollectionInfo(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := info.GetConfig().GetParams()
+	if p.GetShardNumber() != 6 || p.GetReplicationFactor() != 2 || p.GetWriteConsistencyFactor() != 2 || !p.GetOnDiskPayload() {
+		t.Errorf("params = %v", p)
+	}
+	if h := info.GetConfig().GetHnswConfig(); h.GetM() != 0 || h.GetPayloadM() != 16 || h.GetEfConstruct() != 200 || h.GetFullScanThreshold() != 10000 {
+		t.Errorf("hnsw = %v, want m 0, payload_m 16, ef_construct 200 and the default full_scan_threshold", h)
+	}
+	if !p.GetVectorsConfig().GetParamsMap().GetMap()["d"].GetOnDisk() {
+		t.Error("on_disk of the dense vector not reported")
+	}
+	// Defaults are reported where the request set nothing.
+	info, err = cl.GetCollectionInfo(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := info.GetConfig().GetParams(); p.GetShardNumber() != 1 || p.GetReplicationFactor() != 1 || info.GetConfig().GetHnswConfig().GetM() != 16 {
+		t.Errorf("defaults = %v", info.GetConfig())
+	}
+	if srv.Created("never") != nil {
+		t.Error("Created of an unknown collection is not nil")
+	}
+
+	bad := map[string]func(r *qdrant.CreateCollection){
+		"shard_number 0":       func(r *qdrant.CreateCollection) { r.ShardNumber = qdrant.PtrOf(uint32(0)) },
+		"replication_factor 0": func(r *qdrant.CreateCollection) { r.ReplicationFactor = qdrant.PtrOf(uint32(0)) },
+		"write_consistency 0":  func(r *qdrant.CreateCollection) { r.WriteConsistencyFactor = qdrant.PtrOf(uint32(0)) },
+		"ef_construct 3": func(r *qdrant.CreateCollection) {
+			r.HnswConfig = &qdrant.HnswConfigDiff{EfConstruct: qdrant.PtrOf(uint64(3))}
+		},
+		"quantile 0.4": func(r *qdrant.CreateCollection) {
+			r.QuantizationConfig.GetScalar().Quantile = qdrant.PtrOf(float32(0.4))
+		},
+		"vector size over 65536": func(r *qdrant.CreateCollection) { r.VectorsConfig.GetParamsMap().GetMap()["d"].Size = 65537 },
+	}
+	for name, mutate := range bad {
+		r := &qdrant.CreateCollection{CollectionName: "bad", VectorsConfig: vectors(false),
+			QuantizationConfig: qdrant.NewQuantizationScalar(&qdrant.ScalarQuantization{Type: qdrant.QuantizationType_Int8})}
+		mutate(r)
+		if err := cl.CreateCollection(ctx, r); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("%s: err = %v, want InvalidArgument", name, err)
+		}
+	}
+	if ok, _ := cl.CollectionExists(ctx, "bad"); ok {
+		t.Error("a refused collection exists")
+	}
+}
+
+// TestFailNext: the next n calls of one method fail with the injected
+// code, other methods are untouched, and Calls counts every call.
+func TestFailNext(t *testing.T) {
+	srv, cl := setup(t)
+	ctx := context.Background()
+	srv.FailNext("Upsert", codes.Unavailable, 2)
+	srv.FailNext("Upsert", codes.ResourceExhausted, 1)
+	up := &qdrant.UpsertPoints{CollectionName: "c", Wait: qdrant.PtrOf(true), Points: []*qdrant.PointStruct{
+		{Id: qdrant.NewIDNum(1), Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{"d": qdrant.NewVectorDense([]float32{1, 0})})}}}
+	for i, want := range []codes.Code{codes.Unavailable, codes.Unavailable, codes.ResourceExhausted, codes.OK} {
+		if _, err := cl.Upsert(ctx, up); status.Code(err) != want {
+			t.Errorf("upsert %d: %v, want %v", i, err, want)
+		}
+		if i == 0 {
+			// Another method is not affected.
+			if _, err := cl.Count(ctx, &qdrant.CountPoints{CollectionName: "c"}); err != nil {
+				t.Errorf("count during upsert faults: %v", err)
+			}
+		}
+	}
+	if n, err := cl.Count(ctx, &qdrant.CountPoints{CollectionName: "c"}); err != nil || n != 1 {
+		t.Errorf("count = %d, %v; want 1 point (failed upserts apply nothing)", n, err)
+	}
+	if got := srv.Calls("Upsert"); got != 4 {
+		t.Errorf("Calls(Upsert) = %d, want 4", got)
+	}
+	if got := srv.Calls("Count"); got != 2 {
+		t.Errorf("Calls(Count) = %d, want 2", got)
+	}
+}
+
+// TestSparseIDFAfterWrites: the document frequencies behind IDF follow
+// replacements and deletes (by id and by filter).
+func TestSparseIDFAfterWrites(t *testing.T) {
+	_, cl := setup(t)
+	ctx := context.Background()
+	upsert(t, cl,
+		pt{id: 1, idx: []uint32{7}, val: []float32{1}},
+		pt{id: 2, idx: []uint32{7}, val: []float32{1}},
+		pt{id: 3, idx: []uint32{7, 8}, val: []float32{1, 1}, payload: map[string]any{"k": "x"}},
+		pt{id: 4, idx: []uint32{9}, val: []float32{1}},
+		pt{id: 5, idx: []uint32{9}, val: []float32{1}},
+	)
+	upsert(t, cl, pt{id: 1, idx: []uint32{9}, val: []float32{1}}) // 1 leaves dimension 7
+	if _, err := cl.Delete(ctx, &qdrant.DeletePoints{CollectionName: "c", Wait: qdrant.PtrOf(true),
+		Points: qdrant.NewPointsSelector(qdrant.NewIDNum(4))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Delete(ctx, &qdrant.DeletePoints{CollectionName: "c", Wait: qdrant.PtrOf(true),
+		Points: qdrant.NewPointsSelectorFilter(&qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("k", "x")}})}); err != nil {
+		t.Fatal(err)
+	}
+	// Left: 1 {9}, 2 {7}, 5 {9}: N = 3, n(7) = 1, n(9) = 2.
+	idf := func(n float64) float64 { return math.Log(1 + (3-n+0.5)/(n+0.5)) }
+	res := query(t, cl, &qdrant.QueryPoints{Query: qdrant.NewQuerySparse([]uint32{7, 9}, []float32{1, 1}), Using: qdrant.PtrOf("s")})
+	want := map[uint64]float64{1: idf(2), 2: idf(1), 5: idf(2)}
+	if len(res) != 3 {
+		t.Fatalf("got %v, want points 1, 2 and 5", ids(res))
+	}
+	for _, r := range res {
+		if w := want[r.GetId().GetNum()]; math.Abs(float64(r.GetScore())-w) > 1e-5 {
+			t.Errorf("point %d score %v, want %v", r.GetId().GetNum(), r.GetScore(), w)
+		}
+	}
+}
