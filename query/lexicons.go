@@ -64,3 +64,14 @@ func lexSet(class, lang string) map[string]bool {
 	}
 	return m
 }
+
+// lexList returns the entries of a class in a language in file order.
+func lexList(class, lang string) []string {
+	var out []string
+	for _, e := range lexicon {
+		if e.class == class && e.lang == lang {
+			out = append(out, e.entry)
+		}
+	}
+	return out
+}

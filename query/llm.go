@@ -34,7 +34,7 @@ Rules:
 - query: the question rewritten so that it can be understood without the conversation, in the question's language.
   Replace references ("it", "this one", "那这个", "它的") and fill in what an elided question leaves out ("What about X?", "X 呢？")
   from the conversation. Change nothing else: keep every product, order, code, number, amount, duration and date the
-  user wrote exactly as written (P-205 stays P-205, 40 days stays 40 days). Never compute a date: keep "last year",
+  user wrote exactly as written (LT-450 stays LT-450, 40 days stays 40 days). Never compute a date: keep "last year",
   "去年" as words. Never add an identifier or number that the conversation does not contain. If the question already
   stands alone (a new topic), return it unchanged and do not bring in anything from the conversation.
 - follow_up: true when the question depends on the conversation.
