@@ -181,7 +181,9 @@ func TestNoSampleWordsInLexicons(t *testing.T) {
 	}
 }
 
-func isWordRune(r rune) bool { return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r)) }
+func isWordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
 
 func stringLiterals(t *testing.T, file string) []string {
 	t.Helper()
