@@ -117,16 +117,31 @@ type Offline struct {
 	// two names of one kind are asked back. Nil reads entities by shape
 	// alone.
 	Vocab Vocabulary
+	// Tenants, when not nil, gives each tenant its own vocabulary: the
+	// rules read the one of the tenant in the context (WithTenant, ""
+	// when none) instead of Vocab, so that one tenant's names are no
+	// entities for another.
+	Tenants *Vocabularies
 }
 
 var _ Rewriter = Offline{}
 
-// Rewrite implements Rewriter. It never fails; it returns ctx's error only
-// when ctx is already done.
+// Rewrite implements Rewriter. It returns ctx's error when ctx is already
+// done, and an error wrapping ErrVocabulary, with the rules' rewrite made
+// without a vocabulary, when the tenant's could not be loaded; it never
+// fails otherwise.
 func (o Offline) Rewrite(ctx context.Context, question string, history []Message) (Rewrite, error) {
 	if err := ctx.Err(); err != nil {
 		return Rewrite{Text: question, Rule: RuleStandalone}, err
 	}
+	v, verr := vocabFor(ctx, o.Tenants, o.Vocab)
+	r := o.rewriteWith(v, question, history)
+	return r, verr
+}
+
+// rewriteWith is Rewrite with the vocabulary v.
+func (o Offline) rewriteWith(v Vocabulary, question string, history []Message) Rewrite {
+	o.Vocab = v
 	c := &conv{msgs: history, ts: make([]*text, len(history)), talk: make([]int8, len(history)), voc: o.Vocab}
 	r := o.rewrite(question, nil, c, len(history), maxDepth)
 	if r.Rewritten && r.Clarify == nil {
@@ -138,10 +153,10 @@ func (o Offline) Rewrite(ctx context.Context, question string, history []Message
 			hs[k] = c.text(k)
 		}
 		if err := check(parse(question, o.Vocab), hs, parse(r.Text, o.Vocab), false); err != nil {
-			return Rewrite{Text: question, Rule: RuleRejected, Entities: parse(question, o.Vocab).entities()}, nil
+			return Rewrite{Text: question, Rule: RuleRejected, Entities: parse(question, o.Vocab).entities()}
 		}
 	}
-	return r, nil
+	return r
 }
 
 // conv is the history with its messages parsed on demand, shared by the
