@@ -75,3 +75,16 @@ func lexList(class, lang string) []string {
 	}
 	return out
 }
+
+// Lexicon returns the entries of a class of the general-language lexicons
+// (lexicon/*.tsv) in a language, or in every language when lang is "", in
+// file order. The slice is the caller's.
+func Lexicon(class, lang string) []string {
+	var out []string
+	for _, e := range lexicon {
+		if e.class == class && (lang == "" || e.lang == lang) {
+			out = append(out, e.entry)
+		}
+	}
+	return out
+}

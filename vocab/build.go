@@ -2,11 +2,13 @@ package vocab
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/adaptrag/adaptrag/ingest"
+	"github.com/adaptrag/adaptrag/query"
 	"github.com/adaptrag/adaptrag/retrieval"
 )
 
@@ -74,8 +76,8 @@ func tableColumns(d ingest.Document, t ingest.Table) []column {
 			seen[k] = true
 			vals = append(vals, v)
 		}
-		if !names || len(vals) < 2 {
-			continue
+		if !names || len(vals) < 2 || c > 0 && slices.ContainsFunc(vals, isPolar) {
+			continue // a yes/no column is an attribute, not a kind
 		}
 		key := c == 0 && !repeated && !numeric
 		category := c > 0 && !digits
@@ -85,6 +87,17 @@ func tableColumns(d ingest.Document, t ingest.Table) []column {
 	}
 	return out
 }
+
+// polarWords are the answers of a yes/no column (lexicon class polar).
+var polarWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range query.Lexicon("polar", "") {
+		m[foldKey(w)] = true
+	}
+	return m
+}()
+
+func isPolar(v string) bool { return polarWords[foldKey(v)] }
 
 // isName reports a cell short enough to be a name: at most maxNameRunes
 // runes and maxNameWords words, not a sentence, not a price or a time, and
