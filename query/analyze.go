@@ -690,6 +690,13 @@ func (t *text) latinEllipsis(toks []token, refs []ref, i, j int) (int, int, bool
 			break
 		}
 	}
+	// "Does Plus?", "Is the WM-900?": an auxiliary before nothing but
+	// entities asks the previous question of them.
+	auxOpened := false
+	if !opened && k+1 < len(ws) && ws[k].kind == tokWord && auxWords[ws[k].low] {
+		k++
+		opened, auxOpened = true, true
+	}
 	end := len(ws)
 	marked := false
 	if !opened && end-k >= 2 && ws[end-1].kind == tokWord {
@@ -722,7 +729,7 @@ func (t *text) latinEllipsis(toks []token, refs []ref, i, j int) (int, int, bool
 			}
 		}
 	}
-	if !(opened || marked || onlySpans && hasSpan) {
+	if !(opened || marked || onlySpans && hasSpan) || auxOpened && !(onlySpans && hasSpan) {
 		return 0, 0, false
 	}
 	if end-k > 8 {
