@@ -101,8 +101,14 @@ func TestSaveLoad(t *testing.T) {
 // A column that answers yes or no (lexicon class polar) is an attribute:
 // its values are no names, while the key column beside it still is. Every
 // polar entry has three golden tables from two domains or more.
-func TestPolarColumnsGolden(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "query", "testdata", "lexicon", "polar.jsonl"))
+func TestPolarColumnsGolden(t *testing.T) { presenceGolden(t, "polar") }
+
+// A column with a value that says a thing is absent (lexicon class
+// negation: "无班车", "no pool") is an attribute too.
+func TestNegationColumnsGolden(t *testing.T) { presenceGolden(t, "negation") }
+
+func presenceGolden(t *testing.T, class string) {
+	b, err := os.ReadFile(filepath.Join("..", "query", "testdata", "lexicon", class+".jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,9 +141,9 @@ func TestPolarColumnsGolden(t *testing.T) {
 		}
 		domains[g.Entry][g.Domain] = true
 	}
-	for _, e := range query.Lexicon("polar", "") {
+	for _, e := range query.Lexicon(class, "") {
 		if variants[e] < 3 || len(domains[e]) < 2 {
-			t.Errorf("polar %q: %d golden tables from %d domains, want 3 from 2", e, variants[e], len(domains[e]))
+			t.Errorf("%s %q: %d golden tables from %d domains, want 3 from 2", class, e, variants[e], len(domains[e]))
 		}
 	}
 }
