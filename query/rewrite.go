@@ -253,7 +253,7 @@ func (o Offline) rewrite(question string, pre *text, c *conv, end, depth int) Re
 		break
 	}
 	refs := q.refs(qt)
-	if len(refs) == 0 && !hasSubject(q) && namedBefore(win) {
+	if len(refs) == 0 && !hasSubject(q) && (namedBefore(win) || subjectIn(win) && q.objectPronoun(qt)) {
 		// "How much hotspot data does it give?" after a question on two
 		// plans: words before the pronoun are no antecedent when the
 		// conversation names things of the knowledge base.
@@ -587,6 +587,41 @@ func hasSubject(t *text) bool {
 	for k := range t.spans {
 		if t.spans[k].subject() {
 			return true
+		}
+	}
+	return false
+}
+
+// subjectIn reports a subject (an identifier, a name) in the messages.
+func subjectIn(win []hmsg) bool {
+	for _, m := range win {
+		if m.role == "user" && hasSubject(m.t) {
+			return true
+		}
+	}
+	return false
+}
+
+// objectPronoun reports "it" or "them" as the object of a verb or a
+// preposition in a question of one clause ("Can I change the SIM type on
+// it?"): a pronoun there cannot mean a noun of its own clause, so its
+// antecedent is in the conversation. A subordinate clause or a comma
+// before it ("before it was a prison") leaves the question's own reading.
+func (t *text) objectPronoun(toks []token) bool {
+	for n, tk := range toks {
+		switch tk.kind {
+		case tokPunct:
+			if n > 0 && tk.i < len(t.cs) && strings.ContainsRune(",;:，；", t.at(tk.i)) {
+				return false
+			}
+		case tokWord:
+			if subordinators[tk.low] {
+				return false
+			}
+			if (tk.low == "it" || tk.low == "them") && n > 0 && toks[n-1].kind == tokWord {
+				prev := toks[n-1].low
+				return prepositions[prev] || latinVerb(prev) && !auxWords[prev]
+			}
 		}
 	}
 	return false
