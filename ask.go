@@ -15,6 +15,7 @@ import (
 	"github.com/adaptrag/adaptrag/graph"
 	"github.com/adaptrag/adaptrag/internal/nodes"
 	"github.com/adaptrag/adaptrag/plan"
+	"github.com/adaptrag/adaptrag/query"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/state"
 )
@@ -243,6 +244,8 @@ func (p *Pipeline) run(ctx context.Context, s state.RAG, scope retrieval.Scope, 
 	defer span.End()
 	started := time.Now()
 	ctx = nodes.WithCaller(ctx, c)
+	// The understanding reads the caller's tenant's vocabulary.
+	ctx = query.WithTenant(ctx, c.Scope.Tenant)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	streamed, stopped := false, false

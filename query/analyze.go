@@ -311,11 +311,39 @@ func (t *text) dummyIt(toks []token, k int) bool {
 		if nt.kind != tokWord {
 			break
 		}
+		if takeForms[nt.low] && !t.asksTime(toks) {
+			return false // "how many people can it take": it is the thing
+		}
 		if dummyItWords[nt.low] {
 			return true
 		}
 		if nt.low == "to" || nt.low == "that" {
 			return n > 1 && (dummyItWords[toks[k+n-1].low])
+		}
+	}
+	return false
+}
+
+// takeForms make "it" a dummy subject only in a question of time ("how
+// long does it take", "it takes 3 days").
+var takeForms = map[string]bool{"take": true, "takes": true, "took": true, "taking": true}
+
+// asksTime reports a question of time: "long", "time" or a unit of time.
+func (t *text) asksTime(toks []token) bool {
+	for _, tk := range toks {
+		if tk.kind != tokWord {
+			continue
+		}
+		if tk.low == "long" || tk.low == "time" || tk.low == "while" {
+			return true
+		}
+		if u, ok := latinUnits[tk.low]; ok && u.kind == Duration {
+			return true
+		}
+	}
+	for _, s := range t.spans {
+		if s.kind == Duration {
+			return true
 		}
 	}
 	return false
@@ -690,6 +718,13 @@ func (t *text) latinEllipsis(toks []token, refs []ref, i, j int) (int, int, bool
 			break
 		}
 	}
+	// "Does Plus?", "Is the WM-900?": an auxiliary before nothing but
+	// entities asks the previous question of them.
+	auxOpened := false
+	if !opened && k+1 < len(ws) && ws[k].kind == tokWord && auxWords[ws[k].low] {
+		k++
+		opened, auxOpened = true, true
+	}
 	end := len(ws)
 	marked := false
 	if !opened && end-k >= 2 && ws[end-1].kind == tokWord {
@@ -722,7 +757,7 @@ func (t *text) latinEllipsis(toks []token, refs []ref, i, j int) (int, int, bool
 			}
 		}
 	}
-	if !(opened || marked || onlySpans && hasSpan) {
+	if !(opened || marked || onlySpans && hasSpan) || auxOpened && !(onlySpans && hasSpan) {
 		return 0, 0, false
 	}
 	if end-k > 8 {

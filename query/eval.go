@@ -118,6 +118,11 @@ type Report struct {
 	// Rules counts the cases each rule decided (Rewrite.Rule), so that a
 	// report says how often each rule fired on the set.
 	Rules map[string]int `json:",omitempty"`
+	// RulesPassed counts, per rule, the cases it decided that passed.
+	RulesPassed map[string]int `json:",omitempty"`
+	// ByRule makes WriteText print a table of each rule's cases fired and
+	// passed (the eval command's --by-rule).
+	ByRule bool `json:"-"`
 	// Failures lists every case that missed something, for reading.
 	Failures []Failure
 }
@@ -142,12 +147,23 @@ func Predicted(question string, r Rewrite) string {
 	return OutcomeAnswer
 }
 
+// Splitter is a Rewriter that also splits a standalone query into parts
+// as the product does (with the knowledge base's vocabulary, say);
+// Evaluate uses it instead of Split when r implements it.
+type Splitter interface {
+	SplitQuery(ctx context.Context, text string) []string
+}
+
 // Evaluate runs r on every case and measures the outcome, the entities of
 // the standalone queries, the clarify decisions and the splitting of
 // compound questions. A rewriter error counts in Errors and the question is
 // scored as is.
 func Evaluate(ctx context.Context, r Rewriter, cases []Case) Report {
 	rep := Report{Cases: len(cases)}
+	split := func(text string) []string { return Split(text) }
+	if sp, ok := r.(Splitter); ok {
+		split = func(text string) []string { return sp.SplitQuery(ctx, text) }
+	}
 	correct := 0
 	for _, c := range cases {
 		rw, err := r.Rewrite(ctx, c.Question, c.History)
@@ -211,14 +227,14 @@ func Evaluate(ctx context.Context, r Rewriter, cases []Case) Report {
 		switch n := c.Expect.Subquestions; {
 		case n >= 2:
 			rep.Compound++
-			if parts := Split(rw.Text); len(parts) == n {
+			if parts := split(rw.Text); len(parts) == n {
 				rep.CompoundOK++
 			} else {
 				fail("split into %d parts %q, want %d", len(parts), parts, n)
 			}
 		case n == 1:
 			rep.Chains++
-			if parts := Split(rw.Text); len(parts) <= 1 {
+			if parts := split(rw.Text); len(parts) <= 1 {
 				rep.ChainsOK++
 			} else {
 				fail("split a single ask into %q", parts)
@@ -226,6 +242,12 @@ func Evaluate(ctx context.Context, r Rewriter, cases []Case) Report {
 		}
 		if len(rep.Failures) == before {
 			rep.Passed++
+			if rw.Rule != "" {
+				if rep.RulesPassed == nil {
+					rep.RulesPassed = map[string]int{}
+				}
+				rep.RulesPassed[rw.Rule]++
+			}
 		}
 	}
 	rate := func(a, b int, empty float64) float64 {
@@ -281,6 +303,12 @@ func (r Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, " %s=%d", k, r.Rules[k])
 		}
 		b.WriteString("\n")
+		if r.ByRule {
+			fmt.Fprintf(&b, "%-20s %5s %6s\n", "rule", "fired", "passed")
+			for _, k := range names {
+				fmt.Fprintf(&b, "%-20s %5d %6d\n", k, r.Rules[k], r.RulesPassed[k])
+			}
+		}
 	}
 	for _, f := range r.Failures {
 		fmt.Fprintf(&b, "FAIL %s [%s] %q -> %q: %s\n", f.ID, f.Rule, f.Question, f.Text, f.Reason)

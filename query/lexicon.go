@@ -123,7 +123,7 @@ type cueWord struct {
 // cueWords are checked in order, longer phrases first.
 var cueWords = []cueWord{
 	{s: "快递单号", kind: Order}, {s: "订单编号", kind: Order}, {s: "订单号", kind: Order}, {s: "运单号", kind: Order}, {s: "工单号", kind: Order}, {s: "合同编号", kind: Order},
-	{s: "合同号", kind: Order}, {s: "发票号码", kind: Order}, {s: "发票号", kind: Order}, {s: "流水号", kind: Order}, {s: "单号", kind: Order}, {s: "订单", kind: Order},
+	{s: "合同号", kind: Order}, {s: "发票号", kind: Order}, {s: "流水号", kind: Order}, {s: "单号", kind: Order}, {s: "订单", kind: Order},
 	{s: "运单", kind: Order}, {s: "工单", kind: Order}, {s: "申请单", kind: Order}, {s: "快递", kind: Order},
 	{s: "order number", kind: Order}, {s: "order no", kind: Order}, {s: "order id", kind: Order}, {s: "orders", kind: Order}, {s: "order", kind: Order},
 	{s: "tracking number", kind: Order}, {s: "tracking no", kind: Order}, {s: "invoice number", kind: Order}, {s: "invoice no", kind: Order}, {s: "invoice", kind: Order},

@@ -64,3 +64,27 @@ func lexSet(class, lang string) map[string]bool {
 	}
 	return m
 }
+
+// lexList returns the entries of a class in a language in file order.
+func lexList(class, lang string) []string {
+	var out []string
+	for _, e := range lexicon {
+		if e.class == class && e.lang == lang {
+			out = append(out, e.entry)
+		}
+	}
+	return out
+}
+
+// Lexicon returns the entries of a class of the general-language lexicons
+// (lexicon/*.tsv) in a language, or in every language when lang is "", in
+// file order. The slice is the caller's.
+func Lexicon(class, lang string) []string {
+	var out []string
+	for _, e := range lexicon {
+		if e.class == class && (lang == "" || e.lang == lang) {
+			out = append(out, e.entry)
+		}
+	}
+	return out
+}

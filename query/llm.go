@@ -34,7 +34,7 @@ Rules:
 - query: the question rewritten so that it can be understood without the conversation, in the question's language.
   Replace references ("it", "this one", "那这个", "它的") and fill in what an elided question leaves out ("What about X?", "X 呢？")
   from the conversation. Change nothing else: keep every product, order, code, number, amount, duration and date the
-  user wrote exactly as written (P-205 stays P-205, 40 days stays 40 days). Never compute a date: keep "last year",
+  user wrote exactly as written (LT-450 stays LT-450, 40 days stays 40 days). Never compute a date: keep "last year",
   "去年" as words. Never add an identifier or number that the conversation does not contain. If the question already
   stands alone (a new topic), return it unchanged and do not bring in anything from the conversation.
 - follow_up: true when the question depends on the conversation.
@@ -85,6 +85,10 @@ type LLMConfig struct {
 	// reads its names as entities, and the offline rules that stand in
 	// (StandIn) use it. Nil: entities by shape alone.
 	Vocab Vocabulary
+	// Tenants, when not nil, gives each tenant its own vocabulary, read
+	// for the tenant in the context (WithTenant) instead of Vocab, as
+	// Offline.Tenants.
+	Tenants *Vocabularies
 }
 
 // LLM rewrites, varies and expands queries with a language model and
@@ -256,7 +260,13 @@ func decode(text string, v any, required ...string) error {
 // call. The answer is accepted only if it is well formed, its clarify
 // candidates and resolved values occur in the history, and Check passes.
 func (l *LLM) Rewrite(ctx context.Context, question string, history []Message) (Rewrite, error) {
-	keep := Rewrite{Text: question, Rule: RuleStandalone, Entities: parse(question, l.cfg.Vocab).entities()}
+	voc, verr := vocabFor(ctx, l.cfg.Tenants, l.cfg.Vocab)
+	if verr != nil {
+		// Without the tenant's names the check cannot tell a swapped name:
+		// the offline rules stand in (the caller's fallback).
+		return Rewrite{Text: question, Rule: RuleLLMFailed}, fmt.Errorf("%w: %w", ErrRewriteFailed, verr)
+	}
+	keep := Rewrite{Text: question, Rule: RuleStandalone, Entities: parse(question, voc).entities()}
 	switch {
 	case strings.TrimSpace(question) == "":
 		keep.Rule = RuleEmpty
@@ -312,7 +322,7 @@ func (l *LLM) Rewrite(ctx context.Context, question string, history []Message) (
 	if utf8.RuneCountInString(q) > 4*utf8.RuneCountInString(question)+400 {
 		return fail(fmt.Errorf("%w: query of %d characters", ErrMalformed, utf8.RuneCountInString(q)))
 	}
-	if err := CheckWith(l.cfg.Vocab, question, win, q); err != nil {
+	if err := CheckWith(voc, question, win, q); err != nil {
 		return fail(err)
 	}
 	r := Rewrite{Text: q, Rewritten: q != question, FollowUp: ans.FollowUp, Unresolved: ans.Unresolved, Rule: RuleLLM}
@@ -323,7 +333,7 @@ func (l *LLM) Rewrite(ctx context.Context, question string, history []Message) (
 		}
 		r.Resolved = append(r.Resolved, Resolution{Mention: rr.Mention, Value: rr.Value, Turn: turn})
 	}
-	r.Entities = parse(q, l.cfg.Vocab).entities()
+	r.Entities = parse(q, voc).entities()
 	return r, nil
 }
 

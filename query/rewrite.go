@@ -117,16 +117,31 @@ type Offline struct {
 	// two names of one kind are asked back. Nil reads entities by shape
 	// alone.
 	Vocab Vocabulary
+	// Tenants, when not nil, gives each tenant its own vocabulary: the
+	// rules read the one of the tenant in the context (WithTenant, ""
+	// when none) instead of Vocab, so that one tenant's names are no
+	// entities for another.
+	Tenants *Vocabularies
 }
 
 var _ Rewriter = Offline{}
 
-// Rewrite implements Rewriter. It never fails; it returns ctx's error only
-// when ctx is already done.
+// Rewrite implements Rewriter. It returns ctx's error when ctx is already
+// done, and an error wrapping ErrVocabulary, with the rules' rewrite made
+// without a vocabulary, when the tenant's could not be loaded; it never
+// fails otherwise.
 func (o Offline) Rewrite(ctx context.Context, question string, history []Message) (Rewrite, error) {
 	if err := ctx.Err(); err != nil {
 		return Rewrite{Text: question, Rule: RuleStandalone}, err
 	}
+	v, verr := vocabFor(ctx, o.Tenants, o.Vocab)
+	r := o.rewriteWith(v, question, history)
+	return r, verr
+}
+
+// rewriteWith is Rewrite with the vocabulary v.
+func (o Offline) rewriteWith(v Vocabulary, question string, history []Message) Rewrite {
+	o.Vocab = v
 	c := &conv{msgs: history, ts: make([]*text, len(history)), talk: make([]int8, len(history)), voc: o.Vocab}
 	r := o.rewrite(question, nil, c, len(history), maxDepth)
 	if r.Rewritten && r.Clarify == nil {
@@ -138,10 +153,10 @@ func (o Offline) Rewrite(ctx context.Context, question string, history []Message
 			hs[k] = c.text(k)
 		}
 		if err := check(parse(question, o.Vocab), hs, parse(r.Text, o.Vocab), false); err != nil {
-			return Rewrite{Text: question, Rule: RuleRejected, Entities: parse(question, o.Vocab).entities()}, nil
+			return Rewrite{Text: question, Rule: RuleRejected, Entities: parse(question, o.Vocab).entities()}
 		}
 	}
-	return r, nil
+	return r
 }
 
 // conv is the history with its messages parsed on demand, shared by the
@@ -238,7 +253,7 @@ func (o Offline) rewrite(question string, pre *text, c *conv, end, depth int) Re
 		break
 	}
 	refs := q.refs(qt)
-	if len(refs) == 0 && !hasSubject(q) && namedBefore(win) {
+	if len(refs) == 0 && !hasSubject(q) && (namedBefore(win) || subjectIn(win) && q.objectPronoun(qt)) {
 		// "How much hotspot data does it give?" after a question on two
 		// plans: words before the pronoun are no antecedent when the
 		// conversation names things of the knowledge base.
@@ -572,6 +587,41 @@ func hasSubject(t *text) bool {
 	for k := range t.spans {
 		if t.spans[k].subject() {
 			return true
+		}
+	}
+	return false
+}
+
+// subjectIn reports a subject (an identifier, a name) in the messages.
+func subjectIn(win []hmsg) bool {
+	for _, m := range win {
+		if m.role == "user" && hasSubject(m.t) {
+			return true
+		}
+	}
+	return false
+}
+
+// objectPronoun reports "it" or "them" as the object of a verb or a
+// preposition in a question of one clause ("Can I change the SIM type on
+// it?"): a pronoun there cannot mean a noun of its own clause, so its
+// antecedent is in the conversation. A subordinate clause or a comma
+// before it ("before it was a prison") leaves the question's own reading.
+func (t *text) objectPronoun(toks []token) bool {
+	for n, tk := range toks {
+		switch tk.kind {
+		case tokPunct:
+			if n > 0 && tk.i < len(t.cs) && strings.ContainsRune(",;:，；", t.at(tk.i)) {
+				return false
+			}
+		case tokWord:
+			if subordinators[tk.low] {
+				return false
+			}
+			if (tk.low == "it" || tk.low == "them") && n > 0 && toks[n-1].kind == tokWord {
+				prev := toks[n-1].low
+				return prepositions[prev] || latinVerb(prev) && !auxWords[prev]
+			}
 		}
 	}
 	return false

@@ -179,7 +179,7 @@ func containsAnyWord(lw string, phrases []string) bool {
 
 var (
 	hanSums = strings.Fields(`总额 总金额 总计 合计 总和 加起来 一共多少钱 总共多少钱 一共花了 总共花了 累计多少 累计金额 累计退款 累计消费
-		累计支出 累计报销 总支出 总花费 总费用 总成本 总收入 总销售 总营收 总开销 总退款`)
+		累计支出 总支出 总花费 总费用 总成本 总收入 总销售 总营收 总开销 总退款`)
 	latinSums = []string{"total amount", "total of", "in total", "sum of", "the total", "total refund", "total refunds",
 		"total spend", "total spent", "total spending", "total cost", "total costs", "total revenue", "total sales",
 		"altogether", "combined total", "cumulative", "add up", "adds up", "summed", "grand total"}

@@ -44,7 +44,7 @@ func SplitWith(v Vocabulary, text string) []string {
 	for k, c := range cls {
 		ask := t.isAsk(toks, c.i, c.j)
 		content := t.hasContent(toks, c.i, c.j)
-		dep := k > 0 && t.isDependent(toks, refs, c.i, c.j)
+		dep := k > 0 && t.isDependent(toks, refs, c.i, c.j, cls[0].i)
 		switch {
 		case dep || ask && !content:
 			if len(parts) > 0 {
@@ -81,9 +81,54 @@ func SplitWith(v Vocabulary, text string) []string {
 			out = append(out, ds...)
 			continue
 		}
-		out = append(out, t.orig(p.i, p.j))
+		out = append(out, t.resolveNamed(toks, refs, p.i, p.j))
 	}
 	return t.finishParts(out)
+}
+
+// resolveNamed returns the text of [i, j) with a reference to the one
+// subject named before it in place of the reference ("Also, can I freeze
+// it?" after "… for Basic?" -> "can I freeze Basic?").
+func (t *text) resolveNamed(toks []token, refs []ref, i, j int) string {
+	for _, r := range refs {
+		if r.i >= i && r.j <= j {
+			if s := t.namedBefore(toks, r, 0, i); s != nil {
+				return t.orig(i, r.i) + idText(s) + t.orig(r.j, j)
+			}
+		}
+	}
+	return t.orig(i, j)
+}
+
+// namedBefore returns the one subject (an identifier or a name of the
+// vocabulary) named in [from, to) that the reference r can stand for:
+// r is singular, not a person, nor a determiner or possessive, and
+// [from, to) does not ask for a thing ("which", "who", 哪), whose answer
+// the reference would need. Nil when there is no such single subject.
+func (t *text) namedBefore(toks []token, r ref, from, to int) *span {
+	if r.plural || r.person || r.det || r.poss || r.which {
+		return nil
+	}
+	for _, tk := range toks {
+		if tk.i >= from && tk.j <= to && tk.kind == tokWord && (tk.low == "which" || tk.low == "who") {
+			return nil
+		}
+	}
+	if t.hasAnyHan(from, to, phrases("哪", "谁")) != "" {
+		return nil
+	}
+	var one *span
+	for k := range t.spans {
+		s := &t.spans[k]
+		if s.i < from || s.j > to || !s.subject() {
+			continue
+		}
+		if one != nil && !strings.EqualFold(one.value, s.value) {
+			return nil
+		}
+		one = s
+	}
+	return one
 }
 
 type clause struct{ i, j int }
@@ -174,9 +219,9 @@ func (t *text) hasContent(toks []token, i, j int) bool {
 
 // isDependent reports a clause that needs an earlier one's answer: it refers
 // back or starts with a sequence word.
-func (t *text) isDependent(toks []token, refs []ref, i, j int) bool {
+func (t *text) isDependent(toks []token, refs []ref, i, j, from int) bool {
 	for _, r := range refs {
-		if r.i >= i && r.j <= j {
+		if r.i >= i && r.j <= j && t.namedBefore(toks, r, from, i) == nil {
 			return true
 		}
 	}

@@ -88,7 +88,7 @@ func StandIn(r Rewriter) Offline {
 		}
 	case *LLM:
 		if x != nil {
-			return Offline{Window: x.cfg.Window, Vocab: x.cfg.Vocab}
+			return Offline{Window: x.cfg.Window, Vocab: x.cfg.Vocab, Tenants: x.cfg.Tenants}
 		}
 	}
 	return Offline{}

@@ -2,11 +2,13 @@ package vocab
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/adaptrag/adaptrag/ingest"
+	"github.com/adaptrag/adaptrag/query"
 	"github.com/adaptrag/adaptrag/retrieval"
 )
 
@@ -74,8 +76,8 @@ func tableColumns(d ingest.Document, t ingest.Table) []column {
 			seen[k] = true
 			vals = append(vals, v)
 		}
-		if !names || len(vals) < 2 {
-			continue
+		if !names || len(vals) < 2 || c > 0 && slices.ContainsFunc(vals, isPresence) {
+			continue // a yes/no or has/has-not column is an attribute, not a kind
 		}
 		key := c == 0 && !repeated && !numeric
 		category := c > 0 && !digits
@@ -84,6 +86,41 @@ func tableColumns(d ingest.Document, t ingest.Table) []column {
 		}
 	}
 	return out
+}
+
+// polarWords are the answers of a yes/no column (lexicon class polar).
+var polarWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range query.Lexicon("polar", "") {
+		m[foldKey(w)] = true
+	}
+	return m
+}()
+
+func isPolar(v string) bool { return polarWords[foldKey(v)] }
+
+// negations open a value that says something is absent ("无班车", "no
+// pool"; lexicon class negation).
+var negations = query.Lexicon("negation", "")
+
+// isPresence reports a value that answers yes or no, or says that
+// something is absent: its column tells whether a row has a thing.
+func isPresence(v string) bool {
+	if isPolar(v) {
+		return true
+	}
+	k := foldKey(v)
+	for _, n := range negations {
+		n = foldKey(n)
+		if isHan([]rune(n)[0]) {
+			if strings.HasPrefix(k, n) && len(k) > len(n) {
+				return true
+			}
+		} else if f := strings.Fields(k); len(f) > 1 && f[0] == n {
+			return true
+		}
+	}
+	return false
 }
 
 // isName reports a cell short enough to be a name: at most maxNameRunes

@@ -3,10 +3,15 @@ package vocab
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/adaptrag/adaptrag/ingest"
+	"github.com/adaptrag/adaptrag/query"
 )
 
 func domain(t *testing.T, name string) *Vocabulary {
@@ -90,5 +95,55 @@ func TestSaveLoad(t *testing.T) {
 	}
 	if e, err := Load(filepath.Join(t.TempDir(), "none.json")); err != nil || e.Len() != 0 {
 		t.Fatalf("missing file: %v, %d terms", err, e.Len())
+	}
+}
+
+// A column that answers yes or no (lexicon class polar) is an attribute:
+// its values are no names, while the key column beside it still is. Every
+// polar entry has three golden tables from two domains or more.
+func TestPolarColumnsGolden(t *testing.T) { presenceGolden(t, "polar") }
+
+// A column with a value that says a thing is absent (lexicon class
+// negation: "无班车", "no pool") is an attribute too.
+func TestNegationColumnsGolden(t *testing.T) { presenceGolden(t, "negation") }
+
+func presenceGolden(t *testing.T, class string) {
+	b, err := os.ReadFile(filepath.Join("..", "query", "testdata", "lexicon", class+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	variants, domains := map[string]int{}, map[string]map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var g struct {
+			Entry, Domain string
+			Header        []string
+			Rows          [][]string
+		}
+		if err := json.Unmarshal([]byte(l), &g); err != nil {
+			t.Fatal(err)
+		}
+		tb := ingest.Table{Name: "t", Header: g.Header}
+		for _, r := range g.Rows {
+			tb.Rows = append(tb.Rows, ingest.Row{Cells: r})
+		}
+		v := FromDocuments([]ingest.Document{{Path: "t.csv", Tables: []ingest.Table{tb}}})
+		for _, r := range g.Rows {
+			if k := v.Kind(r[1]); k != "" {
+				t.Errorf("%s %v: %q is a name of kind %q", g.Domain, g.Header, r[1], k)
+			}
+			if v.Kind(r[0]) == "" {
+				t.Errorf("%s %v: the key %q is no name", g.Domain, g.Header, r[0])
+			}
+		}
+		variants[g.Entry]++
+		if domains[g.Entry] == nil {
+			domains[g.Entry] = map[string]bool{}
+		}
+		domains[g.Entry][g.Domain] = true
+	}
+	for _, e := range query.Lexicon(class, "") {
+		if variants[e] < 3 || len(domains[e]) < 2 {
+			t.Errorf("%s %q: %d golden tables from %d domains, want 3 from 2", class, e, variants[e], len(domains[e]))
+		}
 	}
 }

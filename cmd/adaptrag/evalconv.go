@@ -29,6 +29,7 @@ func evalConversation(ctx context.Context, e *env, args []string) error {
 	store := fs.String("store", e.getenv("ADAPTRAG_STORE"), "knowledge base (default: the bundled sample)")
 	kbDir := fs.String("kb", "", "a folder of documents to build an in-memory knowledge base from (instead of --store)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	byRule := fs.Bool("by-rule", false, "print how many cases each rule decided and how many of them passed")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -51,16 +52,25 @@ func evalConversation(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.Close(context.WithoutCancel(ctx))
-	rep := query.Evaluate(ctx, pipelineRewriter{a.pipe}, cases)
+	rep := query.Evaluate(ctx, pipelineRewriter{a.pipe, a.kb.Vocab}, cases)
 	if *asJSON {
 		return writeJSON(e.stdout, rep)
 	}
+	rep.ByRule = *byRule
 	return rep.WriteText(e.stdout)
 }
 
 // pipelineRewriter reads the pipeline's understanding of a question off a
 // whole run, so that the evaluation measures what the product does.
-type pipelineRewriter struct{ p *adaptrag.Pipeline }
+type pipelineRewriter struct {
+	p     *adaptrag.Pipeline
+	vocab query.Vocabulary // the knowledge base's, as the pipeline splits with
+}
+
+// SplitQuery implements query.Splitter as the understanding node splits.
+func (pr pipelineRewriter) SplitQuery(_ context.Context, text string) []string {
+	return query.SplitWith(pr.vocab, text)
+}
 
 func (pr pipelineRewriter) Rewrite(ctx context.Context, question string, history []query.Message) (query.Rewrite, error) {
 	res, err := pr.p.Ask(ctx, adaptrag.Request{Question: question, History: history})

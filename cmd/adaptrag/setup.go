@@ -212,11 +212,19 @@ func build(ctx context.Context, o options) (*app, error) {
 	}
 	deps := adaptrag.Deps{Docs: a.kb.Docs, FAQ: a.kb.FAQ, Embedder: emb, Classifier: clf, Generator: gen}
 	// Follow-ups are understood with the knowledge base's own names.
-	deps.Rewriter = query.Offline{Vocab: a.kb.Vocab}
+	// Each tenant's own, loaded on its first question (cached).
+	tenants := query.NewVocabularies(func(_ context.Context, tenant string) (query.Vocabulary, error) {
+		v, err := a.kb.VocabOf(tenant)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	})
+	deps.Rewriter = query.Offline{Vocab: a.kb.Vocab, Tenants: tenants}
 	if gen != nil {
 		// Follow-ups are rewritten by the model (checked against the
 		// conversation; the offline rules stand in when it fails).
-		deps.Rewriter = query.NewLLM(gen, query.LLMConfig{Vocab: a.kb.Vocab})
+		deps.Rewriter = query.NewLLM(gen, query.LLMConfig{Vocab: a.kb.Vocab, Tenants: tenants})
 	}
 	lk, err := lookupOf(ctx, o, a.kb)
 	if err != nil {

@@ -91,7 +91,7 @@ func (n *Nodes) Understand(ctx context.Context, s state.RAG) (state.RAG, error) 
 			return s, nil
 		}
 	}
-	if parts := query.SplitWith(query.StandIn(n.p.Rewriter).Vocab, rw.Text); len(parts) >= 2 && len(s.Lookups) == 0 {
+	if parts := query.SplitWith(query.StandIn(n.p.Rewriter).VocabFor(ctx), rw.Text); len(parts) >= 2 && len(s.Lookups) == 0 {
 		for i, q := range parts {
 			s.Parts = append(s.Parts, state.Part{N: i + 1, Question: q})
 		}
