@@ -208,8 +208,8 @@ const (
 	defaultPoolKeywords = 1500
 )
 
-// generate returns the project's own examples (examples.go) and the keyword
-// queries (keywords.go), both from the data of c, with genKw keyword queries
+// generate returns the project's own examples (ownExamples) and the keyword
+// queries (keywordExamples), both from the data of c, with genKw keyword queries
 // per language and poolKw more made from the factual questions of pool.
 func generate(c *corpus, rng *rand.Rand, pool []sample, genKw, poolKw int) []sample {
 	var out []sample
