@@ -40,7 +40,7 @@ func TestTerseSetIsNotTrainingData(t *testing.T) {
 		}
 	}
 	// What the trainer generates with its default flags.
-	for _, s := range generate(rand.New(rand.NewPCG(1, 2)), pool, defaultGenKeywords, defaultPoolKeywords) {
+	for _, s := range generate(testCorpus(t), rand.New(rand.NewPCG(1, 2)), pool, defaultGenKeywords, defaultPoolKeywords) {
 		seen[feat.Normalize(s.text)] = "generated examples"
 	}
 	if ss, err := loadTerse(filepath.Join(dir, "conversation", "terse_dev.jsonl")); err == nil {

@@ -9,8 +9,9 @@ import (
 )
 
 func TestKeywordExamples(t *testing.T) {
-	a := keywordExamples(rand.New(rand.NewPCG(1, 2)), 300)
-	b := keywordExamples(rand.New(rand.NewPCG(1, 2)), 300)
+	c := testCorpus(t)
+	a := keywordExamples(c, rand.New(rand.NewPCG(1, 2)), 300)
+	b := keywordExamples(c, rand.New(rand.NewPCG(1, 2)), 300)
 	if !slices.Equal(a, b) {
 		t.Fatal("keyword examples are not reproducible for a fixed seed")
 	}

@@ -7,7 +7,8 @@
 //
 // It reads data/router/train_en.jsonl and train_zh.jsonl (never the dev
 // files, except to print a report after fitting) plus the project's own
-// generated examples (examples.go), holds out 10% of the training pool
+// examples, fixed and generated from templates and vocabulary
+// (router/internal/train/data/*.tsv, embedded), holds out 10% of the training pool
 // (chosen by a hash of the text) to calibrate the softmax temperature and
 // the chitchat margin, and prints a reliability table. The output is
 // deterministic for a given input.
@@ -54,7 +55,7 @@ func main1() int {
 	lr := flag.Float64("lr", 0.3, "Adagrad learning rate")
 	l2 := flag.Float64("l2", 1e-4, "L2 penalty per update")
 	maxSub := flag.Float64("max-sub2chit", 0.003, "largest substantive->chitchat rate allowed on the held-out split when choosing the margin")
-	exclude := flag.String("exclude", "", "comma-separated sources to leave out of training (a cross-source check; the dev report then shows how the model does on an unseen source)")
+	exclude := flag.String("exclude", "", "comma-separated sources to keep out of training (a cross-source check; the dev report then shows how the model does on an unseen source)")
 	dropout := flag.Float64("dropout", 0.5, "probability of dropping each n-gram feature during training (cues are kept), to lean on features that carry across sources")
 	minMargin := flag.Float64("min-margin", 2.0, "smallest chitchat margin (logits); 2 costs no held-out chitchat recall")
 	showErrors = flag.Bool("show-errors", false, "list the wrongly predicted items of every report")
@@ -84,8 +85,13 @@ func main1() int {
 			}
 		}
 	}
+	c, err := loadCorpus(dataFS)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "train: %v\n", err)
+		return 1
+	}
 	rng := rand.New(rand.NewPCG(*seed, 2))
-	pool = append(pool, generate(rng, pool, *genKw, *poolKw)...)
+	pool = append(pool, generate(c, rng, pool, *genKw, *poolKw)...)
 	var ap feat.Appender
 	for i := range pool {
 		pool[i].y = classIndex(pool[i].label)
@@ -202,19 +208,12 @@ const (
 	defaultPoolKeywords = 1500
 )
 
-// generate returns the project's own examples (examples.go) and the keyword
-// queries (keywords.go), generated with genKw keyword queries per language
-// and poolKw more made from the factual questions of pool.
-func generate(rng *rand.Rand, pool []sample, genKw, poolKw int) []sample {
-	seeds := map[string]bool{}
-	for _, s := range []string{"你好，你能做什么？", "退货要在几天内发起？", "对比一下差旅报销和招待报销的流程差异", "你好，顺便问下电子发票多久能开好"} {
-		seeds[feat.Normalize(s)] = true
-	}
+// generate returns the project's own examples (ownExamples) and the keyword
+// queries (keywordExamples), both from the data of c, with genKw keyword queries
+// per language and poolKw more made from the factual questions of pool.
+func generate(c *corpus, rng *rand.Rand, pool []sample, genKw, poolKw int) []sample {
 	var out []sample
-	for _, e := range ownExamples(rng) {
-		if seeds[feat.Normalize(e.text)] {
-			continue // the acceptance sentences of the router are not training data
-		}
+	for _, e := range ownExamples(c, rng) {
 		lang := "en"
 		if hanShare(e.text) {
 			lang = "zh"
@@ -227,7 +226,7 @@ func generate(rng *rand.Rand, pool []sample, genKw, poolKw int) []sample {
 			questions = append(questions, s.text)
 		}
 	}
-	for _, e := range append(keywordExamples(rng, genKw), poolKeywords(rng, questions, poolKw)...) {
+	for _, e := range append(keywordExamples(c, rng, genKw), poolKeywords(rng, questions, poolKw)...) {
 		lang := "en-kw"
 		if hanShare(e.text) {
 			lang = "zh-kw"
