@@ -21,7 +21,7 @@ func offline(t testing.TB) *router.Offline {
 	return o
 }
 
-func TestOfflineSeeds(t *testing.T) {
+func TestOfflineSpecificationExamples(t *testing.T) {
 	o := offline(t)
 	tests := []struct {
 		q       string

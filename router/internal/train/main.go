@@ -16,6 +16,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -62,6 +63,7 @@ func main1() int {
 	genKw := flag.Int("gen-keywords", defaultGenKeywords, "generated keyword queries per language")
 	kwWeight := flag.Float64("keyword-weight", 0.3, "weight of each keyword query (they are left out of the class balance)")
 	poolKw := flag.Int("pool-keywords", defaultPoolKeywords, "keyword queries made from the content words of the pools' questions")
+	testSets := flag.String("test-sets", "router/testdata", "directory of the router's own test sets (*.jsonl with a text field); their texts are kept out of training")
 	seed := flag.Uint64("seed", 1, "random seed (sampling of the generated examples, shuffling, dropout)")
 	flag.Parse()
 
@@ -92,6 +94,14 @@ func main1() int {
 	}
 	rng := rand.New(rand.NewPCG(*seed, 2))
 	pool = append(pool, generate(c, rng, pool, *genKw, *poolKw)...)
+	tests, err := testTexts(*testSets)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "train: %v\n", err)
+		return 1
+	}
+	var dropped int
+	pool, dropped = withoutTexts(pool, tests)
+	fmt.Printf("kept out of training: %d items equal to a line of the test sets in %s\n", dropped, *testSets)
 	var ap feat.Appender
 	for i := range pool {
 		pool[i].y = classIndex(pool[i].label)
@@ -260,6 +270,64 @@ func hashText(s string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(feat.Normalize(s)))
 	return h.Sum32()
+}
+
+// testTexts returns the normalized texts of every *.jsonl file in dir (each
+// line an object with a "text" field): the router's own test sets, which
+// must measure a model that never saw them.
+func testTexts(dir string) (map[string]bool, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no test sets in %s (run from the repository root or set -test-sets)", dir)
+	}
+	out := map[string]bool{}
+	for _, p := range paths {
+		texts, err := loadTexts(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range texts {
+			out[feat.Normalize(t)] = true
+		}
+	}
+	return out, nil
+}
+
+// withoutTexts drops the samples whose normalized text is in texts and
+// says how many it dropped.
+func withoutTexts(ss []sample, texts map[string]bool) ([]sample, int) {
+	kept := ss[:0]
+	for _, s := range ss {
+		if !texts[feat.Normalize(s.text)] {
+			kept = append(kept, s)
+		}
+	}
+	return kept, len(ss) - len(kept)
+}
+
+// loadTexts reads the "text" fields of a JSON-lines file.
+func loadTexts(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var r struct{ Text string }
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, r.Text)
+	}
+	return out, sc.Err()
 }
 
 func load(path, lang string) ([]sample, error) {
