@@ -198,25 +198,27 @@ func prepare(query string) []*feature.Query {
 	return qs
 }
 
-// best is the highest relevance of ch to the query or one of its sides.
+// best is the highest relevance of ch to the query or one of its sides:
+// the chunk is read once and matched against each.
 func (c *Calibrator) best(qs []*feature.Query, s *feature.Scratch, ch *retrieval.Chunk) float64 {
-	r := c.relevance(qs[0], s, ch)
-	for _, q := range qs[1:] {
-		r = max(r, c.relevance(q, s, ch))
+	if qs[0].Units() == 0 {
+		return 0
+	}
+	l := c.m.Doc
+	if load(s, ch) {
+		l = c.m.FAQ
+	}
+	r := 0.0
+	for _, q := range qs {
+		if q.Units() > 0 {
+			r = max(r, sigmoid(logit(l, q.Match(s))))
+		}
 	}
 	return r
 }
 
 func (c *Calibrator) relevance(q *feature.Query, s *feature.Scratch, ch *retrieval.Chunk) float64 {
-	if q.Units() == 0 {
-		return 0
-	}
-	v, faq := extract(q, s, ch)
-	l := c.m.Doc
-	if faq {
-		l = c.m.FAQ
-	}
-	return sigmoid(logit(l, v))
+	return c.best([]*feature.Query{q}, s, ch)
 }
 
 // FAQQuestion returns the question an FAQ chunk is matched by, and whether
@@ -235,11 +237,20 @@ func FAQQuestion(ch *retrieval.Chunk) (string, bool) {
 	return "", false
 }
 
-func extract(q *feature.Query, s *feature.Scratch, ch *retrieval.Chunk) (feature.Vector, bool) {
+// load reads ch into s as it is matched: an FAQ entry (reported true) by
+// its question, a document by its title (the heading path) and its text.
+func load(s *feature.Scratch, ch *retrieval.Chunk) bool {
 	if fq, ok := FAQQuestion(ch); ok {
-		return q.Extract(s, true, fq), true
+		s.Load(true, fq)
+		return true
 	}
-	return q.Extract(s, false, ch.Title, ch.Text), false
+	s.Load(false, ch.Title, ch.Text)
+	return false
+}
+
+func extract(q *feature.Query, s *feature.Scratch, ch *retrieval.Chunk) (feature.Vector, bool) {
+	faq := load(s, ch)
+	return q.Match(s), faq
 }
 
 func logit(l Logistic, v feature.Vector) float64 {

@@ -3,6 +3,7 @@ package feature
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -53,7 +54,7 @@ func refStem(w string) string {
 // refStop holds the stems of the stop words.
 var refStop = func() map[string]bool {
 	m := map[string]bool{}
-	for w := range stopWords {
+	for w := range lex.stopWords {
 		m[refStem(w)] = true
 	}
 	return m
@@ -222,12 +223,34 @@ func reference(query string, faq bool, fields ...string) Vector {
 			}
 		}
 	}
+	// Chr: CJK units not found whose character a field holds; Head: the
+	// units whose word or character the first field holds.
+	holds := func(f string, t tok) bool {
+		for _, x := range toks(f) {
+			if x.term == t.term && x.cjk == t.cjk {
+				return true
+			}
+		}
+		return false
+	}
+	var chars, head float64
+	for i, t := range q {
+		u := unitOf[i]
+		if !units[u].found && t.cjk && slices.ContainsFunc(fields, func(f string) bool { return holds(f, t) }) {
+			chars += units[u].w
+		}
+		if !faq && len(fields) > 1 && holds(fields[0], t) && !slices.Contains(unitOf[:i], u) {
+			head += units[u].w
+		}
+	}
 	var found float64
 	for _, u := range units {
 		if u.found {
 			found += u.w
 		}
 	}
+	v[Chr] = chars / totalW
+	v[Head] = head / totalW
 	v[Cov] = found / totalW
 	v[Run] = best / tokW
 	v[Miss] = math.Log1p(totalW - found)
@@ -312,8 +335,12 @@ func TestExtractMatchesReferenceRandom(t *testing.T) {
 	var s Scratch
 	for range 3000 {
 		q, p, faq := text(1+rng.IntN(8)), text(rng.IntN(30)), rng.IntN(2) == 0
-		if got, want := Prepare(q).Extract(&s, faq, p), reference(q, faq, p); !close(got, want) {
-			t.Fatalf("%q / %q:\n got  %v\n want %v", q, p, got, want)
+		fields := []string{p}
+		if !faq && rng.IntN(2) == 0 { // a heading path and a text
+			fields = []string{text(rng.IntN(4)), p}
+		}
+		if got, want := Prepare(q).Extract(&s, faq, fields...), reference(q, faq, fields...); !close(got, want) {
+			t.Fatalf("%q / %q:\n got  %v\n want %v", q, fields, got, want)
 		}
 	}
 }
@@ -387,6 +414,21 @@ func TestFeatureValues(t *testing.T) {
 	}
 	if v[CJK] != 1 {
 		t.Errorf("cjk %v, want 1", v[CJK])
+	}
+	// 退 is in the passage, but in none of the query's bigrams (以退, 退吗):
+	// Cov misses it, Chr counts it; 可以 and 吗 are question and stop
+	// characters.
+	v = Prepare("可以退吗").Extract(&s, false, "", "挂号费全额退还，过时不退")
+	if want := 1 / (1 + 3*WeightStop); v[Cov] != 0 || math.Abs(v[Chr]-want) > 1e-12 {
+		t.Errorf("cov %v chr %v, want 0 and %v", v[Cov], v[Chr], want)
+	}
+	// The heading holds 退号, the text 规定 too: Head counts the heading only.
+	v = Prepare("退号规定").Extract(&s, false, "挂号与退号", "退号规定如下")
+	if v[Head] != 0.5 || v[Cov] != 1 {
+		t.Errorf("head %v cov %v, want 0.5 and 1", v[Head], v[Cov])
+	}
+	if v = Prepare("退号规定").Extract(&s, true, "挂号与退号"); v[Head] != 0 {
+		t.Errorf("an FAQ question has no heading: head %v", v[Head])
 	}
 	// Plurals and numbers with thousands separators match: approval,
 	// expens(es) and 5000 are found; chains and the stop words for and
