@@ -177,7 +177,9 @@ func reference(query string, faq bool, fields ...string) Vector {
 			}
 		}
 		for i, t := range q {
-			single := t.cjk && !t.joined && (i+1 == len(q) || !q[i+1].joined)
+			// A character without a content character beside it in its
+			// run counts by itself.
+			single := t.cjk && !(t.joined && qw[i-1] == WeightContent) && !(i+1 < len(q) && q[i+1].joined && qw[i+1] == WeightContent)
 			switch {
 			case !t.cjk || single:
 				for _, x := range p {
@@ -415,12 +417,17 @@ func TestFeatureValues(t *testing.T) {
 	if v[CJK] != 1 {
 		t.Errorf("cjk %v, want 1", v[CJK])
 	}
-	// 退 is in the passage, but in none of the query's bigrams (以退, 退吗):
-	// Cov misses it, Chr counts it; 可以 and 吗 are question and stop
-	// characters.
+	// 退 stands between a question word and a stop character (可以, 吗):
+	// a word of one character, found by itself although the passage holds
+	// none of the query's bigrams (以退, 退吗).
 	v = Prepare("可以退吗").Extract(&s, false, "", "挂号费全额退还，过时不退")
-	if want := 1 / (1 + 3*WeightStop); v[Cov] != 0 || math.Abs(v[Chr]-want) > 1e-12 {
-		t.Errorf("cov %v chr %v, want 0 and %v", v[Cov], v[Chr], want)
+	if want := 1 / (1 + 3*WeightStop); math.Abs(v[Cov]-want) > 1e-12 || v[Chr] != 0 {
+		t.Errorf("cov %v chr %v, want %v and 0", v[Cov], v[Chr], want)
+	}
+	// 号 is in the passage but not 家号: Cov misses it, Chr counts it.
+	v = Prepare("专家号").Extract(&s, false, "", "专家门诊的号源")
+	if math.Abs(v[Cov]-2.0/3) > 1e-12 || math.Abs(v[Chr]-1.0/3) > 1e-12 {
+		t.Errorf("cov %v chr %v, want 2/3 and 1/3", v[Cov], v[Chr])
 	}
 	// The heading holds 退号, the text 规定 too: Head counts the heading only.
 	v = Prepare("退号规定").Extract(&s, false, "挂号与退号", "退号规定如下")

@@ -10,7 +10,7 @@ type qtok struct {
 	r      rune // the character of a CJK token
 	cjk    bool
 	joined bool // a CJK character right after another
-	single bool // a CJK run of one character
+	single bool // a CJK character without a content character beside it in its run
 }
 
 // MaxQueryTokens bounds the query tokens that count: a longer query is
@@ -80,8 +80,13 @@ func Prepare(query string) *Query {
 		t := &q.toks[p]
 		q.tokW += t.w
 		if t.cjk {
-			// A character alone in its run is found by itself, not by a bigram.
-			t.single = !t.joined && (p+1 == len(q.toks) || !q.toks[p+1].cjk || !q.toks[p+1].joined)
+			// A character with no content character beside it in its run
+			// (alone, or between stop and question characters: 退 in 可以退,
+			// 钱 in 要钱吗) is a word of one character: it is found by
+			// itself, not by a bigram.
+			prev := t.joined && q.toks[p-1].w == WeightContent
+			next := p+1 < len(q.toks) && q.toks[p+1].joined && q.toks[p+1].w == WeightContent
+			t.single = !prev && !next
 		} else if ps, _ := q.tokPos.get(t.key); int(ps[0]) < p {
 			t.unit = q.toks[ps[0]].unit // a word seen before
 			continue
