@@ -1,6 +1,9 @@
 package feature
 
-import "unicode/utf8"
+import (
+	"math"
+	"unicode/utf8"
+)
 
 // A passage is read once into a stream of token keys (Scratch.Load) and
 // then matched against each query (Query.Match): a question that compares
@@ -24,6 +27,7 @@ type Scratch struct {
 	toks   []uint64 // token keys, a CJK character joined to the one before carrying joinedBit
 	fields []int32  // end of each field in toks
 	faq    bool
+	plen   float64 // the PLen feature
 
 	// The match (Match).
 	found    []bool    // by unit: found (a word, a CJK character by a bigram or alone in its run)
@@ -51,6 +55,7 @@ func (s *Scratch) Load(faq bool, fields ...string) {
 		s.tokenize(f)
 		s.fields = append(s.fields, int32(len(s.toks)))
 	}
+	s.plen = math.Log1p(float64(len(s.toks)))
 }
 
 func (s *Scratch) reset(q *Query) {

@@ -27,6 +27,7 @@ type Query struct {
 	totalW float64    // sum of unit weights
 	tokW   float64    // sum of token weights
 	cjkW   float64    // unit weight held by CJK characters
+	qlen   float64    // the QLen feature
 	runes  [64]uint64 // a filter of the query's CJK characters (no false negatives)
 	words  [64]uint64 // a filter of the query's word keys
 }
@@ -98,6 +99,7 @@ func Prepare(query string) *Query {
 			q.cjkW += t.w
 		}
 	}
+	q.qlen = math.Log1p(q.totalW)
 	return q
 }
 
@@ -126,13 +128,26 @@ func (q *Query) Match(s *Scratch) Vector {
 	for fi, end := range s.fields {
 		for _, k := range s.toks[start:end] {
 			if k&spaceMask == spaceRune {
+				r := rune(k & runeMask)
 				if k&joinedBit == 0 {
 					s.endRun(faq)
 				}
-				q.char(s, rune(k&runeMask), faq)
+				if !faq && q.runes[(r>>6)&63]&(1<<(uint(r)&63)) == 0 {
+					// The common case, inline: a character the query does
+					// not hold.
+					s.prevIn = false
+					s.runLen++
+					s.k++
+					continue
+				}
+				q.char(s, r, faq)
 				continue
 			}
 			s.endRun(faq)
+			if !faq && q.words[(k>>6)&63]&(1<<(k&63)) == 0 {
+				s.k++ // likewise, a word the query does not hold
+				continue
+			}
 			q.word(s, k, faq)
 		}
 		s.endRun(faq)
@@ -157,8 +172,8 @@ func (q *Query) Match(s *Scratch) Vector {
 	v[Cov] = found / q.totalW
 	v[Run] = s.best / q.tokW
 	v[Miss] = math.Log1p(q.totalW - found)
-	v[QLen] = math.Log1p(q.totalW)
-	v[PLen] = math.Log1p(float64(len(s.toks)))
+	v[QLen] = q.qlen
+	v[PLen] = s.plen
 	v[CJK] = q.cjkW / q.totalW
 	v[Chr] = chars / q.totalW
 	v[Head] = head / q.totalW
