@@ -17,7 +17,7 @@ var ErrModel = fmt.Errorf("relevance: malformed model: %w", retrieval.ErrInvalid
 
 // DefaultMinRelevance is the recommended minimum relevance for keeping a
 // passage. On the sample handbook with the product's retrieval it leaves
-// 87% of the questions the handbook does not answer with no passage (so
+// 82% of the questions the handbook does not answer with no passage (so
 // the pipeline answers "not found"), while 96% of those it answers keep
 // the passage that holds the answer; TestAnswerability measures it and
 // prints the trade-off at other thresholds.
@@ -65,7 +65,10 @@ func (m Model) Check() error {
 //	qlen  log(1 + weight of all the query's terms)
 //	plen  log(1 + tokens searched in the passage)
 //	cjk   share of the query's weight in CJK characters
+//	chr   weighted share of the query in CJK characters found only by themselves
+//	head  weighted share of the query found in the title (heading path); weight 0
 //	rev   FAQ entries: weighted share of the FAQ question found in the query
+//	both  FAQ entries: the smaller of cov and rev
 func FeatureNames() []string { return append([]string(nil), feature.Names[:]...) }
 
 // DefaultModel returns the shipped coefficients, fitted by

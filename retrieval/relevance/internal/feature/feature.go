@@ -16,15 +16,18 @@
 // approve). Query tokens are grouped into units, the things coverage
 // counts: a distinct word, or one CJK character. A CJK character counts as
 // found when a passage contains one of the query's character bigrams that
-// hold it (a single-character run needs the character itself), so a
-// dictionary-free bigram match stands in for Chinese words without
-// penalising the bigrams that straddle two words.
+// hold it, so a dictionary-free bigram match stands in for Chinese words
+// without penalising the bigrams that straddle two words; a character
+// with no content character beside it in the query (alone in its run, or
+// between stop and question characters: 退 in 可以退) is a word of one
+// character and needs only itself. A character the passage holds outside
+// the query's bigrams feeds Chr instead.
 //
 // A unit's weight stands in for its inverse document frequency, which is
 // unknown at query time: WeightStop for function words, question words
-// and Chinese particles (short fixed lists, words with the stem of a stop
-// word, Chinese question words such as 多少 and 什么 counted as bigrams),
-// WeightContent for the rest.
+// and Chinese particles (the lists of lexicon.tsv, a data file; words with
+// the stem of a stop word; Chinese question words such as 多少 and 什么
+// counted as bigrams), WeightContent for the rest.
 // Weights depend on the text alone, never on the other candidates, so a
 // passage gets the same features whichever retrieval method (and
 // candidate set) brought it.
