@@ -3,7 +3,6 @@ package relevance
 import (
 	"strings"
 	"unicode"
-	"unicode/utf8"
 )
 
 // A question that joins or contrasts subjects ("Compare annual leave and
@@ -66,13 +65,14 @@ func indexWordFold(s, w string, from int) int {
 
 // indexFold returns the index of the first occurrence at or after from of
 // the ASCII phrase w in s without regard to case, whole word or not, or
-// -1. An ASCII byte that differs from w's first letter is passed over
-// without the cost of strings.EqualFold (w starts with a letter; a
-// non-ASCII byte may fold to it, and is compared in full).
+// -1. A byte that differs from w's first letter is passed over without
+// the cost of strings.EqualFold: w starts with a letter, and a span of
+// len(w) bytes holding a non-ASCII rune has fewer runes than w, so it
+// never equals it under folding.
 func indexFold(s, w string, from int) int {
 	w0 := w[0] | 0x20
 	for i := from; i+len(w) <= len(s); i++ {
-		if b := s[i]; b < utf8.RuneSelf && b|0x20 != w0 {
+		if s[i]|0x20 != w0 {
 			continue
 		}
 		if strings.EqualFold(s[i:i+len(w)], w) {

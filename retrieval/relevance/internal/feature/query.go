@@ -39,10 +39,10 @@ func (q *Query) Units() int { return len(q.unitW) }
 // Prepare analyses query (its first MaxQueryTokens tokens).
 func Prepare(query string) *Query {
 	q := &Query{}
-	var buf [32]qtok // most queries fit: one allocation less
-	q.toks = buf[:0]
+	var buf [32]qtok // on the stack: most queries fit, and toks is copied out once
+	toks := buf[:0]
 	lastEnd := -1 // end of the last CJK token
-	for i := 0; len(q.toks) < MaxQueryTokens; {
+	for i := 0; len(toks) < MaxQueryTokens; {
 		start, end, r, kind := next(query, i)
 		if kind == sep {
 			break
@@ -50,15 +50,15 @@ func Prepare(query string) *Query {
 		i = end
 		if kind == word {
 			k := wordKey(query[start:end])
-			q.toks = append(q.toks, qtok{key: k, w: wordWeight(k)})
+			toks = append(toks, qtok{key: k, w: wordWeight(k)})
 			q.words[(k>>6)&63] |= 1 << (k & 63)
 			continue
 		}
-		q.toks = append(q.toks, qtok{key: runeKey(r), w: runeWeight(r), r: r, cjk: true, joined: start == lastEnd})
+		toks = append(toks, qtok{key: runeKey(r), w: runeWeight(r), r: r, cjk: true, joined: start == lastEnd})
 		q.runes[(r>>6)&63] |= 1 << (uint(r) & 63)
 		lastEnd = end
 	}
-	q.toks = append(make([]qtok, 0, len(q.toks)), q.toks...)
+	q.toks = append(make([]qtok, 0, len(toks)), toks...)
 	for p := 1; p < len(q.toks); p++ {
 		if a, b := &q.toks[p-1], &q.toks[p]; b.joined && questionBigram(a.r, b.r) {
 			a.w, b.w = WeightStop, WeightStop
