@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/adaptrag/adaptrag/retrieval/embed"
 	"github.com/adaptrag/adaptrag/retrieval/relevance"
 	"github.com/adaptrag/adaptrag/retrieval/rerank"
+	"github.com/adaptrag/adaptrag/samplekb"
 )
 
 // question is one line of testdata/answerable.jsonl.
@@ -24,9 +26,13 @@ type question struct {
 	Note       string   `json:"note"`
 }
 
-func loadQuestions(t testing.TB) []question {
+func loadQuestions(t testing.TB) []question { return loadQuestionFile(t, "testdata/answerable.jsonl") }
+
+// loadQuestionFile reads a question set in the layout of
+// testdata/answerable.jsonl.
+func loadQuestionFile(t testing.TB, path string) []question {
 	t.Helper()
-	f, err := os.Open("testdata/answerable.jsonl")
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,10 +42,10 @@ func loadQuestions(t testing.TB) []question {
 	for n := 1; sc.Scan(); n++ {
 		var q question
 		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
-			t.Fatalf("answerable.jsonl:%d: %v", n, err)
+			t.Fatalf("%s:%d: %v", path, n, err)
 		}
 		if q.Mode != "factual" && q.Mode != "analytical" || q.Answerable != (len(q.Expect) > 0) {
-			t.Fatalf("answerable.jsonl:%d: bad mode %q or expect %v", n, q.Mode, q.Expect)
+			t.Fatalf("%s:%d: bad mode %q or expect %v", path, n, q.Mode, q.Expect)
 		}
 		out = append(out, q)
 	}
@@ -65,9 +71,16 @@ type outcome struct {
 // calibrated with cal.
 func retrieveSample(t testing.TB, cal retrieval.Calibrator, qs []question) []outcome {
 	t.Helper()
+	return retrieveFS(t, samplekb.FS(), cal, qs)
+}
+
+// retrieveFS is retrieveSample on the knowledge base built from files; a
+// knowledge base without FAQ entries gives document passages only.
+func retrieveFS(t testing.TB, files fs.FS, cal retrieval.Calibrator, qs []question) []outcome {
+	t.Helper()
 	ctx := context.Background()
 	emb := embed.NewHashing(embed.HashingConfig{})
-	k, err := kb.Sample(ctx, emb)
+	k, err := kb.FromFS(ctx, files, emb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,10 +110,12 @@ func retrieveSample(t testing.TB, cal retrieval.Calibrator, qs []question) []out
 		for i := range docs {
 			docs[i].Collection = "docs"
 		}
-		req.K = 3
-		faq, err := k.FAQ.SearchDense(ctx, req)
-		if err != nil {
-			t.Fatal(err)
+		var faq []retrieval.Hit
+		if k.FAQ != nil {
+			req.K = 3
+			if faq, err = k.FAQ.SearchDense(ctx, req); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for i := range faq {
 			faq[i].Collection = "faq"

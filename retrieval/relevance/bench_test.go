@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/adaptrag/adaptrag/ingest"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/relevance"
 	"github.com/adaptrag/adaptrag/samplekb"
@@ -71,3 +74,59 @@ func BenchmarkCalibrate8EN(b *testing.B) {
 func BenchmarkCalibrate50EN(b *testing.B) {
 	benchmarkCalibrate(b, 50, "Who approves an expense claim above 5,000 yuan?")
 }
+
+// askPassages returns n passages of the sample handbook as ingestion cuts
+// them (title the heading path, text the heading path and up to 500
+// characters of body, table rows and FAQ entries among them), the
+// documents' and FAQ's chunks interleaved in a fixed order.
+func askPassages(tb testing.TB, n int) []retrieval.Hit {
+	tb.Helper()
+	cs, _, err := ingest.LoadFS(context.Background(), samplekb.FS(), ingest.Options{})
+	if err != nil || len(cs) < n {
+		tb.Fatalf("sample chunks: %d, %v", len(cs), err)
+	}
+	hits := make([]retrieval.Hit, n)
+	for i := range hits {
+		hits[i] = retrieval.Hit{Chunk: cs[i*37%len(cs)], Method: retrieval.MethodRerank}
+	}
+	return hits
+}
+
+// cpuTime is the CPU time the process has used (user and system, all
+// threads): on a shared machine a benchmark's wall time measures its
+// neighbours as much as itself.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchmarkAsk calibrates the passages of one analytical ask (the
+// relevance stage of the analytical route: the reranked pool, 8 passages,
+// or the hybrid candidates, 50) and reports, besides wall time, the CPU
+// time per ask.
+func benchmarkAsk(b *testing.B, n int, query string) {
+	hits := askPassages(b, n)
+	c := relevance.New(relevance.Config{})
+	ctx := context.Background()
+	b.ReportAllocs()
+	start := cpuTime()
+	for b.Loop() {
+		if err := c.Calibrate(ctx, query, hits); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
+const (
+	askZH = "差旅报销和招待报销的审批流程有什么区别？"
+	askEN = "Compare the approval chains for expense claims under 1,000 yuan and over 5,000 yuan"
+)
+
+func BenchmarkAsk8ZH(b *testing.B)  { benchmarkAsk(b, 8, askZH) }
+func BenchmarkAsk50ZH(b *testing.B) { benchmarkAsk(b, 50, askZH) }
+func BenchmarkAsk8EN(b *testing.B)  { benchmarkAsk(b, 8, askEN) }
+func BenchmarkAsk50EN(b *testing.B) { benchmarkAsk(b, 50, askEN) }

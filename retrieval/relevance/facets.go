@@ -55,8 +55,27 @@ func compares(query string) bool {
 // of the ASCII phrase w in s that stands as whole words, without regard to
 // case, or -1. It allocates nothing: every query is checked.
 func indexWordFold(s, w string, from int) int {
+	for i := indexFold(s, w, from); i >= 0; i = indexFold(s, w, i+1) {
+		if boundary(s, i-1) && boundary(s, i+len(w)) {
+			return i
+		}
+	}
+	return -1
+}
+
+// indexFold returns the index of the first occurrence at or after from of
+// the ASCII phrase w in s without regard to case, whole word or not, or
+// -1. A byte that differs from w's first letter is passed over without
+// the cost of strings.EqualFold: w starts with a letter, and a span of
+// len(w) bytes holding a non-ASCII rune has fewer runes than w, so it
+// never equals it under folding.
+func indexFold(s, w string, from int) int {
+	w0 := w[0] | 0x20
 	for i := from; i+len(w) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(w)], w) && boundary(s, i-1) && boundary(s, i+len(w)) {
+		if s[i]|0x20 != w0 {
+			continue
+		}
+		if strings.EqualFold(s[i:i+len(w)], w) {
 			return i
 		}
 	}
@@ -72,10 +91,14 @@ func facets(query string) []string {
 	}
 	parts := []string{query}
 	for _, cue := range facetCuesZH {
-		parts = splitAll(parts, func(s string) []string { return splitHan(s, cue) })
+		if strings.Contains(query, cue) { // else no part holds it: nothing to allocate
+			parts = splitAll(parts, func(s string) []string { return splitHan(s, cue) })
+		}
 	}
 	for _, cue := range facetCuesEN {
-		parts = splitAll(parts, func(s string) []string { return splitWord(s, cue) })
+		if indexFold(query, cue, 0) >= 0 {
+			parts = splitAll(parts, func(s string) []string { return splitWord(s, cue) })
+		}
 	}
 	if len(parts) < 2 {
 		return nil

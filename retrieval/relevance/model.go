@@ -4,8 +4,8 @@ package relevance
 
 // defaultModel was fitted on the first half of the queries of xquad_en,
 // xquad_zh, faq_en-us and faq_zh-cn (dense top 3 and hybrid top 50).
-// Weights are in the order of FeatureNames: cov, run, miss, qlen, plen, cjk, rev, both.
+// Weights are in the order of FeatureNames: cov, run, miss, qlen, plen, cjk, chr, head, rev, both.
 var defaultModel = Model{
-	Doc: Logistic{Intercept: -4.9524, Weights: []float64{6.4422, 1.8157, -3.1340, 3.9804, -0.6850, -0.1921, 0, 0}},
-	FAQ: Logistic{Intercept: -4.0321, Weights: []float64{-0.4666, 3.8401, -0.3800, 0.1844, 0.2409, 0.7331, 3.5189, 1.2913}},
+	Doc: Logistic{Intercept: -4.9298, Weights: []float64{6.5418, 1.8077, -3.0964, 4.0075, -0.7229, -0.5087, 1.2932, 0, 0, 0}},
+	FAQ: Logistic{Intercept: -3.8418, Weights: []float64{0.7981, 2.1016, -0.9990, 0.8222, 0.1207, 0.5639, 4.2901, 0, 3.3607, 1.2987}},
 }

@@ -17,7 +17,7 @@ var ErrModel = fmt.Errorf("relevance: malformed model: %w", retrieval.ErrInvalid
 
 // DefaultMinRelevance is the recommended minimum relevance for keeping a
 // passage. On the sample handbook with the product's retrieval it leaves
-// 87% of the questions the handbook does not answer with no passage (so
+// 82% of the questions the handbook does not answer with no passage (so
 // the pipeline answers "not found"), while 96% of those it answers keep
 // the passage that holds the answer; TestAnswerability measures it and
 // prints the trade-off at other thresholds.
@@ -65,7 +65,10 @@ func (m Model) Check() error {
 //	qlen  log(1 + weight of all the query's terms)
 //	plen  log(1 + tokens searched in the passage)
 //	cjk   share of the query's weight in CJK characters
+//	chr   weighted share of the query in CJK characters found only by themselves
+//	head  weighted share of the query found in the title (heading path); weight 0
 //	rev   FAQ entries: weighted share of the FAQ question found in the query
+//	both  FAQ entries: the smaller of cov and rev
 func FeatureNames() []string { return append([]string(nil), feature.Names[:]...) }
 
 // DefaultModel returns the shipped coefficients, fitted by
@@ -198,25 +201,27 @@ func prepare(query string) []*feature.Query {
 	return qs
 }
 
-// best is the highest relevance of ch to the query or one of its sides.
+// best is the highest relevance of ch to the query or one of its sides:
+// the chunk is read once and matched against each.
 func (c *Calibrator) best(qs []*feature.Query, s *feature.Scratch, ch *retrieval.Chunk) float64 {
-	r := c.relevance(qs[0], s, ch)
-	for _, q := range qs[1:] {
-		r = max(r, c.relevance(q, s, ch))
+	if qs[0].Units() == 0 {
+		return 0
+	}
+	l := c.m.Doc
+	if load(s, ch) {
+		l = c.m.FAQ
+	}
+	r := 0.0
+	for _, q := range qs {
+		if q.Units() > 0 {
+			r = max(r, sigmoid(logit(l, q.Match(s))))
+		}
 	}
 	return r
 }
 
 func (c *Calibrator) relevance(q *feature.Query, s *feature.Scratch, ch *retrieval.Chunk) float64 {
-	if q.Units() == 0 {
-		return 0
-	}
-	v, faq := extract(q, s, ch)
-	l := c.m.Doc
-	if faq {
-		l = c.m.FAQ
-	}
-	return sigmoid(logit(l, v))
+	return c.best([]*feature.Query{q}, s, ch)
 }
 
 // FAQQuestion returns the question an FAQ chunk is matched by, and whether
@@ -235,11 +240,20 @@ func FAQQuestion(ch *retrieval.Chunk) (string, bool) {
 	return "", false
 }
 
-func extract(q *feature.Query, s *feature.Scratch, ch *retrieval.Chunk) (feature.Vector, bool) {
+// load reads ch into s as it is matched: an FAQ entry (reported true) by
+// its question, a document by its title (the heading path) and its text.
+func load(s *feature.Scratch, ch *retrieval.Chunk) bool {
 	if fq, ok := FAQQuestion(ch); ok {
-		return q.Extract(s, true, fq), true
+		s.Load(true, fq)
+		return true
 	}
-	return q.Extract(s, false, ch.Title, ch.Text), false
+	s.Load(false, ch.Title, ch.Text)
+	return false
+}
+
+func extract(q *feature.Query, s *feature.Scratch, ch *retrieval.Chunk) (feature.Vector, bool) {
+	faq := load(s, ch)
+	return q.Match(s), faq
 }
 
 func logit(l Logistic, v feature.Vector) float64 {

@@ -16,23 +16,24 @@
 // approve). Query tokens are grouped into units, the things coverage
 // counts: a distinct word, or one CJK character. A CJK character counts as
 // found when a passage contains one of the query's character bigrams that
-// hold it (a single-character run needs the character itself), so a
-// dictionary-free bigram match stands in for Chinese words without
-// penalising the bigrams that straddle two words.
+// hold it, so a dictionary-free bigram match stands in for Chinese words
+// without penalising the bigrams that straddle two words; a character
+// with no content character beside it in the query (alone in its run, or
+// between stop and question characters: 退 in 可以退) is a word of one
+// character and needs only itself. A character the passage holds outside
+// the query's bigrams feeds Chr instead.
 //
 // A unit's weight stands in for its inverse document frequency, which is
 // unknown at query time: WeightStop for function words, question words
-// and Chinese particles (short fixed lists, words with the stem of a stop
-// word, Chinese question words such as 多少 and 什么 counted as bigrams),
-// WeightContent for the rest.
+// and Chinese particles (the lists of lexicon.tsv, a data file; words with
+// the stem of a stop word; Chinese question words such as 多少 and 什么
+// counted as bigrams), WeightContent for the rest.
 // Weights depend on the text alone, never on the other candidates, so a
 // passage gets the same features whichever retrieval method (and
 // candidate set) brought it.
 package feature
 
 import (
-	"math"
-	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -56,6 +57,16 @@ const (
 	// CJK is the share of the query's unit weight held by CJK characters
 	// (0 for an English query, 1 for a Chinese one).
 	CJK
+	// Chr is the weighted share of the query's units that are CJK
+	// characters the passage holds only by themselves, not in one of the
+	// query's bigrams: a one-character morpheme (退 in 可以退 against 退还
+	// and 不退) that Cov does not count.
+	Chr
+	// Head (documents only) is the weighted share of the query's units
+	// that the passage's heading path (its first field) holds, a CJK
+	// character counting by itself: a section titled with the query's
+	// words is about them.
+	Head
 	// Rev (FAQ entries only) is the weighted share of the FAQ question's
 	// units found in the query: the reverse of Cov, so that a short query
 	// does not fully match a long, more specific question.
@@ -68,7 +79,7 @@ const (
 )
 
 // Names are the features' names, in Vector order.
-var Names = [N]string{"cov", "run", "miss", "qlen", "plen", "cjk", "rev", "both"}
+var Names = [N]string{"cov", "run", "miss", "qlen", "plen", "cjk", "chr", "head", "rev", "both"}
 
 // Vector holds one passage's features.
 type Vector [N]float64
@@ -241,415 +252,3 @@ func stemSuffix(w string) (k int, extra byte) {
 func isVowel(c byte) bool {
 	return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' || c == 'y'
 }
-
-// qtok is one query token.
-type qtok struct {
-	key    uint64
-	w      float64
-	unit   int32
-	r      rune // the character of a CJK token
-	cjk    bool
-	joined bool // a CJK character right after another
-	single bool // a CJK run of one character
-}
-
-// MaxQueryTokens bounds the query tokens that count: a longer query is
-// cut, so that the cost per passage stays bounded whatever is pasted in.
-const MaxQueryTokens = 256
-
-// Query is a query prepared for feature extraction. It is immutable once
-// built and safe for concurrent use.
-type Query struct {
-	toks   []qtok
-	tokPos table // token key -> positions in toks
-	bigPos table // CJK bigram key -> position of its first character
-	unitW  []float64
-	totalW float64    // sum of unit weights
-	tokW   float64    // sum of token weights
-	cjkW   float64    // unit weight held by CJK characters
-	runes  [64]uint64 // a filter of the query's CJK characters (no false negatives)
-	words  [64]uint64 // a filter of the query's word keys
-}
-
-// Units returns the number of units of q; a query without any (empty, or
-// punctuation only) has no features.
-func (q *Query) Units() int { return len(q.unitW) }
-
-// Prepare analyses query (its first MaxQueryTokens tokens).
-func Prepare(query string) *Query {
-	q := &Query{toks: make([]qtok, 0, 16)}
-	lastEnd := -1 // end of the last CJK token
-	for i := 0; len(q.toks) < MaxQueryTokens; {
-		start, end, r, kind := next(query, i)
-		if kind == sep {
-			break
-		}
-		i = end
-		if kind == word {
-			k := wordKey(query[start:end])
-			q.toks = append(q.toks, qtok{key: k, w: wordWeight(k)})
-			q.words[(k>>6)&63] |= 1 << (k & 63)
-			continue
-		}
-		q.toks = append(q.toks, qtok{key: runeKey(r), w: runeWeight(r), r: r, cjk: true, joined: start == lastEnd})
-		q.runes[(r>>6)&63] |= 1 << (uint(r) & 63)
-		lastEnd = end
-	}
-	for p := 1; p < len(q.toks); p++ {
-		if a, b := &q.toks[p-1], &q.toks[p]; b.joined && questionBigram(a.r, b.r) {
-			a.w, b.w = WeightStop, WeightStop
-		}
-	}
-	es := make([]entry, 0, 2*len(q.toks))
-	for p, t := range q.toks {
-		es = append(es, entry{t.key, int32(p)})
-	}
-	q.tokPos = newTable(es)
-	es = es[:0]
-	for p := 0; p+1 < len(q.toks); p++ {
-		if a, b := q.toks[p], q.toks[p+1]; a.cjk && b.cjk && b.joined {
-			es = append(es, entry{bigramKey(a.r, b.r), int32(p)})
-		}
-	}
-	q.bigPos = newTable(es)
-	q.unitW = make([]float64, 0, len(q.toks))
-	for p := range q.toks {
-		t := &q.toks[p]
-		q.tokW += t.w
-		if t.cjk {
-			// A character alone in its run is found by itself, not by a bigram.
-			t.single = !t.joined && (p+1 == len(q.toks) || !q.toks[p+1].cjk || !q.toks[p+1].joined)
-		} else if ps, _ := q.tokPos.get(t.key); int(ps[0]) < p {
-			t.unit = q.toks[ps[0]].unit // a word seen before
-			continue
-		}
-		t.unit = int32(len(q.unitW))
-		q.unitW = append(q.unitW, t.w)
-		q.totalW += t.w
-		if t.cjk {
-			q.cjkW += t.w
-		}
-	}
-	return q
-}
-
-// Scratch is per-goroutine working memory for Extract. The zero value is
-// ready; reusing one across calls avoids allocations.
-type Scratch struct {
-	found    []bool
-	lastIdx  []int64   // passage token index at which a query position last matched
-	lastRun  []float64 // weight of the run ending there
-	k        int64     // passage token counter, never reset (runs cannot span calls)
-	best     float64
-	ntok     int
-	revW     float64 // FAQ question unit weight
-	revFound float64 // ... of which found in the query
-
-	// The CJK run being read.
-	prev      rune
-	prevIn    bool    // prev is a query character
-	prevFound bool    // (FAQ) prev is covered by a query bigram
-	prevW     float64 // (FAQ) weight of prev
-	runLen    int     // characters so far in the run
-}
-
-func (s *Scratch) reset(q *Query) {
-	n := len(q.toks)
-	if cap(s.found) < len(q.unitW) {
-		s.found = make([]bool, len(q.unitW))
-	}
-	s.found = s.found[:len(q.unitW)]
-	clear(s.found)
-	if cap(s.lastIdx) < n {
-		s.lastIdx = make([]int64, n)
-		s.lastRun = make([]float64, n)
-		for i := range s.lastIdx {
-			s.lastIdx[i] = -2
-		}
-	}
-	s.lastIdx, s.lastRun = s.lastIdx[:n], s.lastRun[:n]
-	s.k += 2 // a gap: no run continues from an earlier call
-	s.best, s.ntok, s.revW, s.revFound = 0, 0, 0, 0
-}
-
-// Extract returns the features of a passage whose searchable fields are
-// fields (a title and a text, say). Runs do not cross fields. faq says the
-// single field is an FAQ question, which also sets Rev. A query without
-// units gives the zero Vector.
-func (q *Query) Extract(s *Scratch, faq bool, fields ...string) Vector {
-	var v Vector
-	if len(q.unitW) == 0 {
-		return v
-	}
-	s.reset(q)
-	for _, f := range fields {
-		q.scan(s, f, faq)
-		s.k += 2
-	}
-	var found float64
-	for u, ok := range s.found {
-		if ok {
-			found += q.unitW[u]
-		}
-	}
-	v[Cov] = found / q.totalW
-	v[Run] = s.best / q.tokW
-	v[Miss] = math.Log1p(q.totalW - found)
-	v[QLen] = math.Log1p(q.totalW)
-	v[PLen] = math.Log1p(float64(s.ntok))
-	v[CJK] = q.cjkW / q.totalW
-	if faq && s.revW > 0 {
-		v[Rev] = s.revFound / s.revW
-		v[Both] = min(v[Cov], v[Rev])
-	}
-	return v
-}
-
-// match records that passage token number s.k equals the query tokens at
-// positions ps, extending the runs that ended at the previous token.
-func (q *Query) match(s *Scratch, ps []int32) {
-	for i := len(ps) - 1; i >= 0; i-- { // descending: p-1 is read before it is written
-		p := ps[i]
-		run := q.toks[p].w
-		if p > 0 && s.lastIdx[p-1] == s.k-1 {
-			run += s.lastRun[p-1]
-		}
-		s.lastIdx[p], s.lastRun[p] = s.k, run
-		if run > s.best {
-			s.best = run
-		}
-		if t := q.toks[p]; !t.cjk || t.single {
-			s.found[t.unit] = true
-		}
-	}
-}
-
-// scan reads one field of a passage. It walks the text once, byte by
-// byte, with the common cases (ASCII words, CJK ideographs) inline: it is
-// the calibrator's inner loop.
-func (q *Query) scan(s *Scratch, text string, faq bool) {
-	s.runLen = 0
-	n := len(text)
-	for i := 0; i < n; {
-		b := text[i]
-		if b < utf8.RuneSelf {
-			if asciiClass[b] != word {
-				i++
-				s.endRun(faq)
-				continue
-			}
-			// An ASCII word, hashed as it is read, with the hash of each
-			// of its prefixes kept in a ring of 8 so that the stem (a
-			// prefix at most 5 bytes shorter) need not be hashed again; a
-			// non-ASCII word rune inside it, or a thousands separator after
-			// it, sends the whole word to the general path.
-			h := uint64(fnvOffset)
-			j := i
-			for j < n && text[j] < utf8.RuneSelf && asciiClass[text[j]] == word {
-				c := text[j]
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				h ^= uint64(c)
-				h *= fnvPrime
-				j++
-			}
-			if j < n && j-i <= 3 && text[j] == ',' {
-				if _, end, _, _ := next(text, i); end != j { // a number such as 5,000
-					q.word(s, wordKey(text[i:end]), faq)
-					i = end
-					continue
-				}
-			} else if j < n && text[j] >= utf8.RuneSelf {
-				if r, _ := decode(text, j); runeClass(r) == word || r == 0xFF0C && j-i <= 3 {
-					if _, end, _, _ := next(text, i); end != j {
-						q.word(s, wordKey(text[i:end]), faq)
-						i = end
-						continue
-					}
-				}
-			}
-			k, extra := stemCut(text[i:j])
-			if k < j-i {
-				h = fnvLower(text[i : i+k])
-			}
-			q.word(s, stemKey(h, extra), faq)
-			i = j
-			continue
-		}
-		// The common case of Chinese text: a three-byte ideograph of the
-		// main block that is not a query character.
-		if b&0xF0 == 0xE0 && i+2 < n {
-			c1, c2 := text[i+1], text[i+2]
-			if c1&0xC0 == 0x80 && c2&0xC0 == 0x80 {
-				r := rune(b&0x0F)<<12 | rune(c1&0x3F)<<6 | rune(c2&0x3F)
-				if r >= 0x4E00 && r <= 0x9FFF {
-					if faq || q.runes[(r>>6)&63]&(1<<(uint(r)&63)) != 0 {
-						q.char(s, r, faq)
-					} else {
-						s.prevIn = false
-						s.runLen++
-						s.ntok++
-						s.k++
-					}
-					i += 3
-					continue
-				}
-			}
-		}
-		r, size := decode(text, i)
-		switch runeClass(r) {
-		case cjk:
-			q.char(s, r, faq)
-			i += size
-		case word:
-			start, end, _, _ := next(text, i)
-			q.word(s, wordKey(text[start:end]), faq)
-			i = end
-		default:
-			s.endRun(faq)
-			i += size
-		}
-	}
-	s.endRun(faq)
-}
-
-// word handles a word token of the passage with key k.
-func (q *Query) word(s *Scratch, k uint64, faq bool) {
-	s.endRun(faq)
-	s.ntok++
-	var ps []int32
-	ok := q.words[(k>>6)&63]&(1<<(k&63)) != 0
-	if ok {
-		ps, ok = q.tokPos.get(k)
-	}
-	if ok {
-		q.match(s, ps)
-	}
-	if faq {
-		w := wordWeight(k)
-		s.revW += w
-		if ok {
-			s.revFound += w
-		}
-	}
-	s.k++
-}
-
-// char handles a CJK character of the passage, the next of the current
-// run (s.runLen characters so far).
-func (q *Query) char(s *Scratch, r rune, faq bool) {
-	s.ntok++
-	in := q.runes[(r>>6)&63]&(1<<(uint(r)&63)) != 0
-	var ps []int32
-	if in {
-		ps, in = q.tokPos.get(runeKey(r))
-	}
-	if in {
-		q.match(s, ps)
-	}
-	hit := false
-	if in && s.prevIn && s.runLen > 0 {
-		if bp, ok := q.bigPos.get(bigramKey(s.prev, r)); ok {
-			hit = true
-			for _, p := range bp {
-				s.found[q.toks[p].unit] = true
-				s.found[q.toks[p+1].unit] = true
-			}
-		}
-	}
-	if faq {
-		w := runeWeight(r)
-		if s.runLen > 0 && questionBigram(s.prev, r) {
-			s.revW -= s.prevW - WeightStop
-			s.prevW, w = WeightStop, WeightStop
-		}
-		s.revW += w
-		if s.runLen > 0 && (s.prevFound || hit) {
-			s.revFound += s.prevW
-		}
-		s.prevFound, s.prevW = hit, w
-	}
-	s.prev, s.prevIn = r, in
-	s.runLen++
-	s.k++
-}
-
-// endRun closes the current CJK run, if any. For Rev it settles the run's
-// last character: covered by the bigram before it, or, alone, by the
-// query holding it.
-func (s *Scratch) endRun(faq bool) {
-	if s.runLen == 0 {
-		return
-	}
-	if faq && (s.prevFound || s.runLen == 1 && s.prevIn) {
-		s.revFound += s.prevW
-	}
-	s.runLen = 0
-}
-
-// wordWeight is the weight of a word unit with key k (see wordKey):
-// WeightStop when k is the key of a stop word, so that the inflections of
-// a stop word (needs, uses, others) are stop words too.
-func wordWeight(k uint64) float64 {
-	if stopKeys[k] {
-		return WeightStop
-	}
-	return WeightContent
-}
-
-var stopKeys = func() map[uint64]bool {
-	m := map[uint64]bool{}
-	for w := range stopWords {
-		m[wordKey(w)] = true
-	}
-	return m
-}()
-
-// questionBigram reports whether a and b, adjacent, spell a Chinese
-// question word or modal ("多少", "什么", "是否", ...): both characters then
-// weigh WeightStop, as "how", "many" and "what" do in English.
-func questionBigram(a, b rune) bool {
-	for i := 0; i+1 < len(questionBigrams); i += 2 {
-		if questionBigrams[i] == a && questionBigrams[i+1] == b {
-			return true
-		}
-	}
-	return false
-}
-
-var questionBigrams = []rune("多少什么怎么怎样如何哪些哪个哪里哪儿是否能否可否可以为何多久多长几个请问")
-
-// runeWeight is the weight of a CJK character unit.
-func runeWeight(r rune) float64 {
-	if slices.Contains(stopRunes, r) {
-		return WeightStop
-	}
-	return WeightContent
-}
-
-// stopWords are English function words, question words, pronouns and the
-// verbs that questions are phrased with: words that tell little about what
-// a question is about.
-var stopWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range []string{
-		"a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "by", "for", "with",
-		"from", "as", "into", "about", "after", "before", "between", "during", "within", "over", "under",
-		"is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "done",
-		"has", "have", "had", "it", "its", "this", "that", "these", "those", "there", "then", "than",
-		"so", "if", "not", "no", "s", "t", "d", "ll", "re", "ve", "m", "can", "could", "would",
-		"should", "will", "shall", "may", "might", "must", "just", "very", "please", "also",
-		"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "much", "many",
-		"i", "me", "my", "we", "us", "our", "you", "your", "he", "him", "his", "she", "her",
-		"they", "them", "their", "one", "any", "some", "all", "each", "other", "more", "most",
-		"get", "got", "make", "made", "take", "give", "know", "tell", "need", "want", "use", "used",
-	} {
-		m[w] = true
-	}
-	return m
-}()
-
-// stopRunes are Chinese particles, pronouns, question characters and the
-// most frequent function characters.
-var stopRunes = []rune("的了吗呢吧啊呀么嘛哦着得地之也就都还是我你您他她它们这那哪什怎几谁有在和与或及把被给对会能要该个吗请一")

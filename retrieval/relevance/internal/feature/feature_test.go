@@ -3,6 +3,7 @@ package feature
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -53,7 +54,7 @@ func refStem(w string) string {
 // refStop holds the stems of the stop words.
 var refStop = func() map[string]bool {
 	m := map[string]bool{}
-	for w := range stopWords {
+	for w := range lex.stopWords {
 		m[refStem(w)] = true
 	}
 	return m
@@ -176,7 +177,9 @@ func reference(query string, faq bool, fields ...string) Vector {
 			}
 		}
 		for i, t := range q {
-			single := t.cjk && !t.joined && (i+1 == len(q) || !q[i+1].joined)
+			// A character without a content character beside it in its
+			// run counts by itself.
+			single := t.cjk && !(t.joined && qw[i-1] == WeightContent) && !(i+1 < len(q) && q[i+1].joined && qw[i+1] == WeightContent)
 			switch {
 			case !t.cjk || single:
 				for _, x := range p {
@@ -222,12 +225,34 @@ func reference(query string, faq bool, fields ...string) Vector {
 			}
 		}
 	}
+	// Chr: CJK units not found whose character a field holds; Head: the
+	// units whose word or character the first field holds.
+	holds := func(f string, t tok) bool {
+		for _, x := range toks(f) {
+			if x.term == t.term && x.cjk == t.cjk {
+				return true
+			}
+		}
+		return false
+	}
+	var chars, head float64
+	for i, t := range q {
+		u := unitOf[i]
+		if !units[u].found && t.cjk && slices.ContainsFunc(fields, func(f string) bool { return holds(f, t) }) {
+			chars += units[u].w
+		}
+		if !faq && len(fields) > 1 && holds(fields[0], t) && !slices.Contains(unitOf[:i], u) {
+			head += units[u].w
+		}
+	}
 	var found float64
 	for _, u := range units {
 		if u.found {
 			found += u.w
 		}
 	}
+	v[Chr] = chars / totalW
+	v[Head] = head / totalW
 	v[Cov] = found / totalW
 	v[Run] = best / tokW
 	v[Miss] = math.Log1p(totalW - found)
@@ -312,8 +337,12 @@ func TestExtractMatchesReferenceRandom(t *testing.T) {
 	var s Scratch
 	for range 3000 {
 		q, p, faq := text(1+rng.IntN(8)), text(rng.IntN(30)), rng.IntN(2) == 0
-		if got, want := Prepare(q).Extract(&s, faq, p), reference(q, faq, p); !close(got, want) {
-			t.Fatalf("%q / %q:\n got  %v\n want %v", q, p, got, want)
+		fields := []string{p}
+		if !faq && rng.IntN(2) == 0 { // a heading path and a text
+			fields = []string{text(rng.IntN(4)), p}
+		}
+		if got, want := Prepare(q).Extract(&s, faq, fields...), reference(q, faq, fields...); !close(got, want) {
+			t.Fatalf("%q / %q:\n got  %v\n want %v", q, fields, got, want)
 		}
 	}
 }
@@ -387,6 +416,26 @@ func TestFeatureValues(t *testing.T) {
 	}
 	if v[CJK] != 1 {
 		t.Errorf("cjk %v, want 1", v[CJK])
+	}
+	// 退 stands between a question word and a stop character (可以, 吗):
+	// a word of one character, found by itself although the passage holds
+	// none of the query's bigrams (以退, 退吗).
+	v = Prepare("可以退吗").Extract(&s, false, "", "挂号费全额退还，过时不退")
+	if want := 1 / (1 + 3*WeightStop); math.Abs(v[Cov]-want) > 1e-12 || v[Chr] != 0 {
+		t.Errorf("cov %v chr %v, want %v and 0", v[Cov], v[Chr], want)
+	}
+	// 号 is in the passage but not 家号: Cov misses it, Chr counts it.
+	v = Prepare("专家号").Extract(&s, false, "", "专家门诊的号源")
+	if math.Abs(v[Cov]-2.0/3) > 1e-12 || math.Abs(v[Chr]-1.0/3) > 1e-12 {
+		t.Errorf("cov %v chr %v, want 2/3 and 1/3", v[Cov], v[Chr])
+	}
+	// The heading holds 退号, the text 规定 too: Head counts the heading only.
+	v = Prepare("退号规定").Extract(&s, false, "挂号与退号", "退号规定如下")
+	if v[Head] != 0.5 || v[Cov] != 1 {
+		t.Errorf("head %v cov %v, want 0.5 and 1", v[Head], v[Cov])
+	}
+	if v = Prepare("退号规定").Extract(&s, true, "挂号与退号"); v[Head] != 0 {
+		t.Errorf("an FAQ question has no heading: head %v", v[Head])
 	}
 	// Plurals and numbers with thousands separators match: approval,
 	// expens(es) and 5000 are found; chains and the stop words for and

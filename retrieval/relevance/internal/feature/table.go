@@ -25,16 +25,33 @@ type entry struct {
 	pos int32
 }
 
-// newTable builds a table from (key, position) entries, which it sorts.
-// Positions of one key keep ascending order.
-func newTable(es []entry) table {
+// newTables builds a table from each of two lists of (key, position)
+// entries, which it sorts; positions of one key keep ascending order. The
+// two share one allocation of each kind: a query builds two.
+func newTables(a, b []entry) (table, table) {
+	sa, sb := tableSize(len(a)), tableSize(len(b))
+	keys := make([]uint64, sa+sb)
+	spans := make([]span, sa+sb)
+	pos := make([]int32, len(a)+len(b))
+	return fill(a, keys[:sa:sa], spans[:sa:sa], pos[:len(a):len(a)]), fill(b, keys[sa:], spans[sa:], pos[len(a):])
+}
+
+// tableSize is the number of slots for n entries: a power of two, at a
+// load factor of at most 1/2 (0 for none).
+func tableSize(n int) int {
+	if n == 0 {
+		return 0
+	}
+	return 1 << bits.Len(uint(2*n))
+}
+
+func fill(es []entry, keys []uint64, spans []span, pos []int32) table {
 	if len(es) == 0 {
 		return table{}
 	}
 	slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.key, b.key) })
-	size := 1 << bits.Len(uint(2*len(es))) // load factor <= 1/2
-	t := table{keys: make([]uint64, size), spans: make([]span, size), pos: make([]int32, len(es)),
-		shift: uint(64 - bits.Len(uint(size-1)))}
+	size := len(keys)
+	t := table{keys: keys, spans: spans, pos: pos, shift: uint(64 - bits.Len(uint(size-1)))}
 	for i := 0; i < len(es); {
 		j := i
 		for j < len(es) && es[j].key == es[i].key {
