@@ -3,6 +3,7 @@ package service
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -63,7 +64,7 @@ func (s *sseWriter) write(event string, v any, now bool) error {
 		return s.err
 	}
 	if s.closed {
-		return http.ErrHandlerTimeout // a bug: an event after close
+		return errSSEClosed
 	}
 	mark := s.buf.Len()
 	s.buf.WriteString("event: ")
@@ -138,6 +139,9 @@ func (s *sseWriter) close() error {
 	}
 	return s.err
 }
+
+// errSSEClosed reports an event sent after close: a handler bug.
+var errSSEClosed = errors.New("service: event sent after the stream was closed")
 
 // Payloads of the events.
 type (

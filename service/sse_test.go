@@ -146,8 +146,8 @@ func TestSSECloseFlushes(t *testing.T) {
 	if f, _ := rec.snapshot(); len(f) != 1 || !strings.Contains(f[0], `"node":"plan"`) {
 		t.Errorf("after close: %q", f)
 	}
-	if err := out.send("node", nodeEvent{Node: "late"}); err == nil {
-		t.Error("an event after close was accepted")
+	if err := out.send("node", nodeEvent{Node: "late"}); !errors.Is(err, errSSEClosed) {
+		t.Errorf("an event after close: %v, want errSSEClosed", err)
 	}
 }
 
