@@ -25,29 +25,43 @@ func FuseWeightedRRF(k int, weights []float64, lists ...[]Hit) []Hit {
 	for _, l := range lists {
 		n += len(l)
 	}
-	pos := make(map[string]int, n)
-	out := make([]Hit, 0, n)
+	// Scores accumulate in small records pointing at each chunk's first hit;
+	// hits (a few hundred bytes each) are copied once, in their final order,
+	// rather than moved by the sort.
+	type fused struct {
+		score      float64
+		list, rank int32
+	}
+	hit := func(f fused) *Hit { return &lists[f.list][f.rank] }
+	pos := make(map[string]int32, n)
+	acc := make([]fused, 0, n)
 	for li, l := range lists {
 		w := 1.0
 		if li < len(weights) && weights[li] > 0 {
 			w = weights[li]
 		}
-		for r, h := range l {
+		for r := range l {
 			s := w / float64(k+r+1)
-			if i, ok := pos[h.Chunk.ID]; ok {
-				out[i].Score += s
+			if i, ok := pos[l[r].Chunk.ID]; ok {
+				acc[i].score += s
 				continue
 			}
-			pos[h.Chunk.ID] = len(out)
-			h.Score, h.Method = s, MethodHybrid
-			out = append(out, h)
+			pos[l[r].Chunk.ID] = int32(len(acc))
+			acc = append(acc, fused{score: s, list: int32(li), rank: int32(r)})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Hit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+	// Chunk IDs are distinct here, so (score, ID) orders totally and no
+	// stable sort is needed.
+	slices.SortFunc(acc, func(a, b fused) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Chunk.ID, b.Chunk.ID)
+		return cmp.Compare(hit(a).Chunk.ID, hit(b).Chunk.ID)
 	})
+	out := make([]Hit, len(acc))
+	for i, f := range acc {
+		out[i] = *hit(f)
+		out[i].Score, out[i].Method = f.score, MethodHybrid
+	}
 	return out
 }

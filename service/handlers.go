@@ -315,14 +315,17 @@ func wantsEvents(r *http.Request) bool {
 }
 
 // stream runs req and sends its events: "node" as each node finishes,
-// "token" with pieces of the answer, then "result" or "error". An error
-// before the first event is an ordinary error response.
+// "token" with pieces of the answer, then "result" or "error". Events
+// produced together are written together (see sseWriter); the final one is
+// flushed at once. An error before the first event is an ordinary error
+// response.
 func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Request, runID string, limit time.Duration, c caller, req adaptrag.Request, debug bool) {
 	gone := func() {
 		infoOf(r.Context()).clientGone = true
 		s.log.Info("client went away; its run was cancelled", slog.String("run_id", runID))
 	}
-	out := newSSE(w)
+	out := newSSE(w, sseCoalesce)
+	defer out.close()
 	for ev, err := range s.cfg.Pipeline.Stream(ctx, req) {
 		if err != nil {
 			if !out.started {
@@ -336,7 +339,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			}
 			e.RunID = runID
 			s.log.Warn("streamed run failed", slog.String("run_id", runID), slog.String("code", string(e.Code)), slog.Any("err", err))
-			_ = out.send("error", errorBody{Error: *e})
+			_ = out.last("error", errorBody{Error: *e})
 			return
 		}
 		var werr error
@@ -348,7 +351,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			werr = out.send("token", tokenEvent{Node: ev.Node, Text: ev.Text})
 		case adaptrag.EventResult:
 			s.runs.put(runID, c.Tenant, ev.Result.Debug.Steps)
-			werr = out.send("result", response(ev.Result, runID, debug))
+			werr = out.last("result", response(ev.Result, runID, debug))
 		}
 		if werr != nil {
 			// The client is gone: leaving the loop cancels the run.

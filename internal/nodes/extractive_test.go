@@ -28,7 +28,7 @@ func textHit(origin, title, text string) retrieval.Hit {
 func answer(t *testing.T, q string, docs ...retrieval.Hit) string {
 	t.Helper()
 	lang := DefaultTexts().withDefaults().lang(langOf(q))
-	ans, cites := extractive(analysis.Default(), q, docs, nil, lang, 3, langOf(q) == "zh", "")
+	ans, cites := extractive(newTermMemo(analysis.Default(), defaultTermMemo), q, docs, nil, lang, 3, langOf(q) == "zh", "")
 	if len(cites) == 0 {
 		t.Fatalf("%q: nothing quoted: %q", q, ans)
 	}
@@ -140,7 +140,7 @@ func TestExtractiveQuotesTheAskedRecordAfterARewrite(t *testing.T) {
 	course := rowHit("课程.csv", "row 4", "课程 MA-105", "课程",
 		"课程代码: MA-105; 课程名称: 高等数学A; 学分: 5; 开课学院: 数学学院; 课程类型: 公共必修")
 	lang := DefaultTexts().withDefaults().lang("zh")
-	ans, _ := extractive(analysis.Default(), "MA-105 数学学院 高等数学A 公共必修 的状态是什么？", []retrieval.Hit{record, course}, nil, lang, 3, true,
+	ans, _ := extractive(newTermMemo(analysis.Default(), defaultTermMemo), "MA-105 数学学院 高等数学A 公共必修 的状态是什么？", []retrieval.Hit{record, course}, nil, lang, 3, true,
 		"选课记录EN-30112的状态是什么？")
 	if !strings.Contains(ans, "状态: 需补考 [1]") {
 		t.Errorf("answer %q leaves out the record asked about", ans)

@@ -16,7 +16,6 @@ import (
 	"github.com/adaptrag/adaptrag/llm"
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/retrieval"
-	"github.com/adaptrag/adaptrag/retrieval/analysis"
 	"github.com/adaptrag/adaptrag/router"
 	"github.com/adaptrag/adaptrag/state"
 )
@@ -131,7 +130,7 @@ func (n *Nodes) Generate(ctx context.Context, s state.RAG) (state.RAG, error) {
 		}
 		// The query may have been rewritten (a follow-up, a chain's next
 		// step); the records the user named still are what was asked.
-		s.Answer, s.Citations = extractive(n.analyzer, s.Query.Text, s.Docs, nil, t, maxSent, cjk, s.Question)
+		s.Answer, s.Citations = extractive(n.terms, s.Query.Text, s.Docs, nil, t, maxSent, cjk, s.Question)
 	}
 	s.AnsweredBy = state.ByExtractive
 	if len(s.Citations) == 0 {
@@ -192,7 +191,7 @@ func (n *Nodes) extractiveParts(s *state.RAG, t Wording, cjk bool) (string, []st
 				docs, nums = append(docs, s.Docs[i]), append(nums, i+1)
 			}
 		}
-		ans, c := extractive(n.analyzer, p.Question, docs, nums, t, 3, cjk, "")
+		ans, c := extractive(n.terms, p.Question, docs, nums, t, 3, cjk, "")
 		if len(c) == 0 {
 			ans = t.NotFound
 		}
@@ -300,22 +299,18 @@ const maxWholeFAQAnswer = 300
 // asked is the user's own question when question is a rewrite of it ("" or
 // the same text otherwise): a table row naming a record that asked names
 // is quoted whatever the rewrite searched for (see namedRowsOnly).
-func extractive(analyzer analysis.Analyzer, question string, docs []retrieval.Hit, nums []int, t Wording, maxSent int, cjk bool, asked string) (string, []state.Citation) {
+func extractive(tm *termMemo, question string, docs []retrieval.Hit, nums []int, t Wording, maxSent int, cjk bool, asked string) (string, []state.Citation) {
 	num := func(i int) int {
 		if nums != nil {
 			return nums[i]
 		}
 		return i + 1
 	}
-	terms := func(text string) []string {
-		toks := analyzer.Tokens(joinThousands(text))
-		for i, tok := range toks {
-			toks[i] = stem(tok)
-		}
-		return toks
-	}
+	// Passage texts repeat from question to question; their terms come
+	// from the memo (read only).
+	terms := tm.terms
 	qterms := map[string]bool{}
-	for _, tok := range terms(question) {
+	for _, tok := range tm.fresh(question) {
 		if !stopword(tok) {
 			qterms[tok] = true
 		}

@@ -117,7 +117,8 @@ type Nodes struct {
 	hyde     modelQueries // variants and hypothetical passages from the model (nil without one)
 	tracer   trace.Tracer
 	analyzer analysis.Analyzer
-	topics   sync.Map // tenant -> string
+	terms    *termMemo // the extractive answer's terms of passage texts
+	topics   sync.Map  // tenant -> string
 }
 
 // ScopeName is the instrumentation scope of the nodes' own spans.
@@ -175,6 +176,7 @@ func New(p Parts, cfg Config) (*Nodes, error) {
 		tp = otel.GetTracerProvider()
 	}
 	n := &Nodes{p: p, cfg: cfg, tracer: tp.Tracer(ScopeName), analyzer: analysis.Default()}
+	n.terms = newTermMemo(n.analyzer, defaultTermMemo)
 	if p.Generator != nil {
 		n.hyde = newModelQueries(p.Generator)
 	}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/analysis"
@@ -52,17 +55,35 @@ type LexicalConfig struct {
 	// non-zero Weights is used as given (a zero field switches that signal
 	// off), except that a zero RankK means DefaultWeights().RankK.
 	Weights Weights
+	// CacheChunks bounds how many analysed chunks the reranker keeps, so
+	// that a chunk seen by an earlier rerank is not analysed again; zero
+	// means DefaultCacheChunks, a negative value keeps none (every call
+	// analyses its candidates).
+	CacheChunks int
 }
+
+// DefaultCacheChunks is how many analysed chunks a Lexical reranker keeps
+// when LexicalConfig.CacheChunks is zero. A chunk costs about 5 bytes per
+// distinct term, and the vocabulary they share is bounded at 64 terms a
+// chunk, so the cache stays under about 20 MB.
+const DefaultCacheChunks = 4096
 
 // Lexical is the offline reranker: no model, no network, deterministic. It
 // suits a hybrid pipeline without a cross-encoder, where it nudges hits that
 // cover more of the query, more tightly, up the fused order. It cannot
 // recognise a paraphrase that shares no terms with the query.
 //
-// A Lexical is immutable and safe for concurrent use.
+// Analysing the candidates' texts is most of a rerank's cost, so a Lexical
+// keeps the terms of the chunks it has seen (see LexicalConfig.CacheChunks),
+// keyed by chunk ID and checked against the chunk's title and text, so that a
+// changed chunk is analysed again. The cache never changes a score: a cached
+// chunk scores exactly as a freshly analysed one.
+//
+// A Lexical is safe for concurrent use; its configuration is immutable.
 type Lexical struct {
-	an analysis.Analyzer
-	w  Weights
+	an    analysis.Analyzer
+	w     Weights
+	cache *termCache // nil when caching is off
 }
 
 // NewLexical returns the offline reranker configured by cfg.
@@ -76,6 +97,12 @@ func NewLexical(cfg LexicalConfig) *Lexical {
 	}
 	if l.w.RankK <= 0 {
 		l.w.RankK = DefaultWeights().RankK
+	}
+	switch n := cfg.CacheChunks; {
+	case n == 0:
+		l.cache = newTermCache(DefaultCacheChunks)
+	case n > 0:
+		l.cache = newTermCache(n)
 	}
 	return l
 }
@@ -97,41 +124,197 @@ func (l *Lexical) Rerank(ctx context.Context, query string, hits []retrieval.Hit
 	return order(hits, scores, topN), nil
 }
 
-// score computes the blended score of each hit. Query terms are numbered
-// so that per-hit bookkeeping is a few small slices, not maps: a rerank call
-// analyses every candidate's text and must stay cheap.
+// Flags of a chunk's distinct term: where it occurs.
+const (
+	inTitle uint8 = 1 << iota
+	inText
+)
+
+// analysed is a chunk as the reranker sees it: its distinct terms, as ids
+// of a termTable, sorted, each with where it occurs; and, when proximity
+// weighs, its title's and text's token sequences. It is immutable once
+// built.
+type analysed struct {
+	title, text string // what was analysed: a cached entry is valid only for these
+	terms       []uint32
+	flags       []uint8 // flags[i] for terms[i]
+	titleSeq    []uint32
+	textSeq     []uint32
+}
+
+// flagsOf returns where term id occurs in the chunk (0: nowhere).
+func (a *analysed) flagsOf(id uint32) uint8 {
+	if i, ok := slices.BinarySearch(a.terms, id); ok {
+		return a.flags[i]
+	}
+	return 0
+}
+
+// termTable interns terms as ids and holds analysed chunks by chunk ID.
+// Every id an analysed chunk holds comes from its table, so a rerank works
+// against one table from start to end.
+type termTable struct {
+	mu     sync.Mutex
+	ids    map[string]uint32
+	chunks map[string]*analysed
+}
+
+func newTermTable() *termTable {
+	return &termTable{ids: map[string]uint32{}, chunks: map[string]*analysed{}}
+}
+
+// lookup returns the chunk's analysis if the table holds it for the same
+// title and text. t.mu must be held.
+func (t *termTable) lookup(c *retrieval.Chunk) *analysed {
+	if a := t.chunks[c.ID]; a != nil && a.title == c.Title && a.text == c.Text {
+		return a
+	}
+	return nil
+}
+
+// add interns the tokens of c's title and text and returns its analysis,
+// keeping it under c.ID when cache is set. t.mu must be held.
+func (t *termTable) add(c *retrieval.Chunk, titleToks, textToks []string, seqs, cache bool) *analysed {
+	if a := t.lookup(c); a != nil {
+		return a // the same chunk twice in one call, or another call won
+	}
+	a := &analysed{title: c.Title, text: c.Text}
+	flags := map[uint32]uint8{}
+	intern := func(toks []string, f uint8) []uint32 {
+		var seq []uint32
+		if seqs {
+			seq = make([]uint32, len(toks))
+		}
+		for i, tok := range toks {
+			id, ok := t.ids[tok]
+			if !ok {
+				id = uint32(len(t.ids))
+				t.ids[tok] = id
+			}
+			flags[id] |= f
+			if seqs {
+				seq[i] = id
+			}
+		}
+		return seq
+	}
+	a.titleSeq = intern(titleToks, inTitle)
+	a.textSeq = intern(textToks, inText)
+	a.terms = make([]uint32, 0, len(flags))
+	for id := range flags {
+		a.terms = append(a.terms, id)
+	}
+	slices.Sort(a.terms)
+	a.flags = make([]uint8, len(a.terms))
+	for i, id := range a.terms {
+		a.flags[i] = flags[id]
+	}
+	if cache && c.ID != "" {
+		t.chunks[c.ID] = a
+	}
+	return a
+}
+
+// termCache is the Lexical reranker's memory of analysed chunks: one
+// termTable at a time, replaced by an empty one when it holds maxChunks
+// chunks or maxTerms distinct terms (a simple bound; the chunks still asked
+// about are analysed again into the new table).
+type termCache struct {
+	cur                 atomic.Pointer[termTable]
+	maxChunks, maxTerms int
+}
+
+func newTermCache(maxChunks int) *termCache {
+	c := &termCache{maxChunks: maxChunks, maxTerms: 64 * maxChunks}
+	c.cur.Store(newTermTable())
+	return c
+}
+
+// table returns the current table, locked, replacing a full one.
+func (c *termCache) table() *termTable {
+	for {
+		t := c.cur.Load()
+		t.mu.Lock()
+		if len(t.chunks) < c.maxChunks && len(t.ids) < c.maxTerms {
+			return t
+		}
+		t.mu.Unlock()
+		c.cur.CompareAndSwap(t, newTermTable())
+	}
+}
+
+// absent is the id of a query term that no candidate holds.
+const absent = math.MaxUint32
+
+// analyse returns each hit's analysis and the ids of qterms (absent for a
+// term no hit holds), all from one termTable. Cached chunks are looked up
+// under the table's lock; the others are analysed outside it (the costly
+// part), then interned.
+func (l *Lexical) analyse(qterms []string, hits []retrieval.Hit) ([]*analysed, []uint32) {
+	var t *termTable
+	if l.cache != nil {
+		t = l.cache.table()
+	} else {
+		t = newTermTable()
+		t.mu.Lock()
+	}
+	docs := make([]*analysed, len(hits))
+	var miss []int
+	for i := range hits {
+		if docs[i] = t.lookup(&hits[i].Chunk); docs[i] == nil {
+			miss = append(miss, i)
+		}
+	}
+	if len(miss) > 0 {
+		t.mu.Unlock()
+		toks := make([][2][]string, len(miss))
+		for k, i := range miss {
+			c := &hits[i].Chunk
+			if c.Title != "" {
+				toks[k][0] = l.an.Tokens(c.Title)
+			}
+			if c.Text != "" {
+				toks[k][1] = l.an.Tokens(c.Text)
+			}
+		}
+		t.mu.Lock()
+		seqs := l.w.Proximity != 0
+		for k, i := range miss {
+			docs[i] = t.add(&hits[i].Chunk, toks[k][0], toks[k][1], seqs, l.cache != nil)
+		}
+	}
+	qids := make([]uint32, len(qterms))
+	for j, q := range qterms {
+		id, ok := t.ids[q]
+		if !ok {
+			id = absent
+		}
+		qids[j] = id
+	}
+	t.mu.Unlock()
+	return docs, qids
+}
+
+// score computes the blended score of each hit. Query terms are numbered,
+// and each chunk's distinct terms are a sorted list of ids, so per-hit
+// bookkeeping is a few binary searches, not maps or token scans.
 func (l *Lexical) score(query string, hits []retrieval.Hit) []scoredIdx {
 	qterms := unique(l.an.Tokens(query))
 	m := len(qterms)
-	qidx := make(map[string]int, m)
-	for i, t := range qterms {
-		qidx[t] = i
-	}
-	type doc struct {
-		inTitle, inAny []bool
-		matched        int
-		seq            []int // query-term index per matched token, -1 for others
-	}
-	docs := make([]doc, len(hits))
+	docs, qids := l.analyse(qterms, hits)
+	// flags[i*m+j]: where query term j occurs in hit i.
+	flags := make([]uint8, len(hits)*m)
 	df := make([]int, m)
-	for i, h := range hits {
-		d := doc{inTitle: make([]bool, m), inAny: make([]bool, m)}
-		titleSeq := l.seq(h.Chunk.Title, qidx, d.inTitle)
-		textSeq := l.seq(h.Chunk.Text, qidx, d.inAny)
-		// Proximity is measured on the text, or on the title when the
-		// text has no match (a FAQ whose question is the title).
-		d.seq = textSeq
-		if textSeq == nil {
-			d.seq = titleSeq
-		}
-		for j := range m {
-			d.inAny[j] = d.inAny[j] || d.inTitle[j]
-			if d.inAny[j] {
+	for i, d := range docs {
+		f := flags[i*m : (i+1)*m]
+		for j, id := range qids {
+			if id == absent {
+				continue
+			}
+			if f[j] = d.flagsOf(id); f[j] != 0 {
 				df[j]++
-				d.matched++
 			}
 		}
-		docs[i] = d
 	}
 	n := float64(len(hits))
 	idf := make([]float64, m)
@@ -146,55 +329,64 @@ func (l *Lexical) score(query string, hits []retrieval.Hit) []scoredIdx {
 		}
 		total += idf[j]
 	}
+	var qpos map[uint32]int
+	if l.w.Proximity != 0 {
+		qpos = make(map[uint32]int, m)
+		for j, id := range qids {
+			if id != absent {
+				qpos[id] = j
+			}
+		}
+	}
 	out := make([]scoredIdx, len(hits))
 	for i, d := range docs {
+		f := flags[i*m : (i+1)*m]
 		var cov, tit float64
-		if total > 0 {
-			for j := range m {
-				if d.inAny[j] {
-					cov += idf[j]
-				}
-				if d.inTitle[j] {
-					tit += idf[j]
-				}
+		matched, textMatched := 0, false
+		for j := range m {
+			if f[j] != 0 {
+				matched++
+				cov += idf[j]
 			}
+			if f[j]&inTitle != 0 {
+				tit += idf[j]
+			}
+			textMatched = textMatched || f[j]&inText != 0
+		}
+		if total > 0 {
 			cov /= total
 			tit /= total
+		} else {
+			cov, tit = 0, 0
 		}
 		prior := l.w.RankK / (l.w.RankK + float64(i))
 		s := l.w.Rank*prior + l.w.Coverage*cov + l.w.Title*tit
-		if l.w.Proximity != 0 && d.matched >= 2 {
-			s += l.w.Proximity * proximity(d.seq, m)
+		if l.w.Proximity != 0 && matched >= 2 {
+			// Proximity is measured on the text, or on the title when the
+			// text has no match (a FAQ whose question is the title).
+			seq := d.titleSeq
+			if textMatched {
+				seq = d.textSeq
+			}
+			s += l.w.Proximity * proximity(querySeq(seq, qpos), m)
 		}
 		out[i] = scoredIdx{idx: i, score: s}
 	}
 	return out
 }
 
-// seq analyses text, marks the query terms found in found, and returns the
-// token sequence as query-term indices (-1 for other tokens), or nil when no
-// query term occurs.
-func (l *Lexical) seq(text string, qidx map[string]int, found []bool) []int {
-	if text == "" || len(qidx) == 0 {
-		return nil
-	}
-	toks := l.an.Tokens(text)
-	seq := make([]int, len(toks))
-	matched := false
-	for i, t := range toks {
-		j, ok := qidx[t]
+// querySeq maps a token sequence of term ids to query-term indices (-1 for
+// tokens that are not query terms).
+func querySeq(seq []uint32, qpos map[uint32]int) []int {
+	out := make([]int, len(seq))
+	for i, id := range seq {
+		j, ok := qpos[id]
 		if !ok {
-			seq[i] = -1
-			continue
+			j = -1
 		}
-		seq[i] = j
-		found[j] = true
-		matched = true
+		out[i] = j
 	}
-	if !matched {
-		return nil
-	}
-	return seq
+	return out
 }
 
 // proximity returns k/w where k is the number of distinct query terms in
