@@ -22,7 +22,7 @@ import (
 )
 
 // benchRetrievalUsage is the usage line of bench retrieval.
-const benchRetrievalUsage = "bench retrieval --n N [--dim D] [--workload clustered|isotropic|corpus:DIR] [--batch B] [--json]"
+const benchRetrievalUsage = "bench retrieval --n N [--dim D] [--workload clustered|isotropic|corpus:DIR] [--batch B] [--nosync] [--json]"
 
 // retrievalReport is what bench retrieval measures in one run, for the
 // embedded store and for an exact scan of the same vectors. Latencies are
@@ -58,9 +58,10 @@ type retrievalReport struct {
 	BM25P50   float64 `json:"bm25_p50_ms"`
 	HybridP50 float64 `json:"hybrid_p50_ms"`
 
-	// Ingest: fsynced Upserts of Batch chunks into a store with a
-	// directory and the default compaction, one writer.
+	// Ingest: Upserts of Batch chunks into a store with a directory and
+	// the default compaction, one writer, each fsynced unless NoSync.
 	Batch      int     `json:"batch"`
+	NoSync     bool    `json:"nosync"`
 	IngestPerS float64 `json:"ingest_per_s"`
 	// MaxStallMs is the longest single Upsert call; Stalls counts the
 	// calls over 200 ms (compactions, mostly).
@@ -92,8 +93,11 @@ type retrievalReport struct {
 	IngestCPU   float64 `json:"ingest_cpu_s"`
 	ReopenCPU   float64 `json:"reopen_cpu_s"`
 
-	// Seconds is the wall time of the whole run.
+	// Seconds is the wall time of the whole run; LoadAvg the machine's
+	// one-minute load average at its end (0 where unknown), to read the
+	// latencies by.
 	Seconds float64 `json:"seconds"`
+	LoadAvg float64 `json:"load_avg"`
 }
 
 // benchSet is a workload made into chunks and queries.
@@ -131,7 +135,8 @@ func runBenchRetrieval(ctx context.Context, e *env, args []string) error {
 	n := fs.Int("n", 0, "number of chunks (required)")
 	dim := fs.Int("dim", 0, "vector dimension (clustered and corpus; default 384)")
 	wl := fs.String("workload", "clustered", "clustered, isotropic (the peer harness's) or corpus:DIR (a retrieval set, embedded offline)")
-	batch := fs.Int("batch", 1000, "chunks per fsynced Upsert while ingesting")
+	batch := fs.Int("batch", 1000, "chunks per Upsert while ingesting")
+	noSync := fs.Bool("nosync", false, "ingest without fsync (a bulk load that could be redone)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if _, err := parse(fs, args); err != nil {
 		return err
@@ -142,7 +147,7 @@ func runBenchRetrieval(ctx context.Context, e *env, args []string) error {
 	progress := func(format string, a ...any) {
 		fmt.Fprintf(e.stderr, "bench retrieval: "+format+"\n", a...)
 	}
-	rep, err := benchRetrieval(ctx, *n, *dim, *wl, *batch, progress)
+	rep, err := benchRetrieval(ctx, benchConfig{n: *n, dim: *dim, workload: *wl, batch: *batch, noSync: *noSync}, progress)
 	if err != nil {
 		return err
 	}
@@ -211,15 +216,24 @@ func makeBenchSet(ctx context.Context, n, dim int, wl string, progress func(stri
 	return s, nil
 }
 
+// benchConfig is what a bench retrieval run is asked for.
+type benchConfig struct {
+	n, dim   int
+	workload string
+	batch    int
+	noSync   bool
+}
+
 // benchRetrieval runs the whole measurement in a temporary directory,
 // removed on return (also when ctx is cancelled).
-func benchRetrieval(ctx context.Context, n, dim int, wl string, batch int, progress func(string, ...any)) (retrievalReport, error) {
+func benchRetrieval(ctx context.Context, c benchConfig, progress func(string, ...any)) (retrievalReport, error) {
 	start := time.Now()
-	set, err := makeBenchSet(ctx, n, dim, wl, progress)
+	n := c.n
+	set, err := makeBenchSet(ctx, n, c.dim, c.workload, progress)
 	if err != nil {
 		return retrievalReport{}, err
 	}
-	rep := retrievalReport{Workload: set.name, N: n, Dim: set.dim, Batch: batch}
+	rep := retrievalReport{Workload: set.name, N: n, Dim: set.dim, Batch: c.batch, NoSync: c.noSync}
 	tmp, err := os.MkdirTemp("", "adaptrag-bench-retrieval-*")
 	if err != nil {
 		return rep, fmt.Errorf("bench retrieval: %w", err)
@@ -227,7 +241,7 @@ func benchRetrieval(ctx context.Context, n, dim int, wl string, batch int, progr
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, "store")
 
-	if err := benchIngest(ctx, set, dir, batch, &rep, progress); err != nil {
+	if err := benchIngest(ctx, set, dir, &rep, progress); err != nil {
 		return rep, err
 	}
 	if rep.DiskBytesPerChunk, err = diskPerChunk(dir, n); err != nil {
@@ -281,17 +295,19 @@ func benchRetrieval(ctx context.Context, n, dim int, wl string, batch int, progr
 	rep.HeapMiB = float64(ms.HeapAlloc) / (1 << 20)
 	runtime.KeepAlive(queries)
 	rep.Seconds = time.Since(start).Seconds()
+	rep.LoadAvg = loadAvg()
 	return rep, nil
 }
 
 // benchIngest writes every chunk into a fresh store in dir and closes it.
-func benchIngest(ctx context.Context, set *benchSet, dir string, batch int, rep *retrievalReport, progress func(string, ...any)) error {
-	st, err := memstore.Open(ctx, memstore.Options{Dir: dir, Dim: set.dim})
+func benchIngest(ctx context.Context, set *benchSet, dir string, rep *retrievalReport, progress func(string, ...any)) error {
+	batch := rep.Batch
+	st, err := memstore.Open(ctx, memstore.Options{Dir: dir, Dim: set.dim, NoSync: rep.NoSync})
 	if err != nil {
 		return fmt.Errorf("bench retrieval: %w", err)
 	}
 	defer st.Close()
-	progress("ingesting %d chunks in fsynced batches of %d", len(set.chunks), batch)
+	progress("ingesting %d chunks in batches of %d (nosync %v)", len(set.chunks), batch, rep.NoSync)
 	var total, longest time.Duration
 	last, cpu0 := time.Now(), workload.CPUTime()
 	for i := 0; i < len(set.chunks); i += batch {
@@ -560,13 +576,17 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // printRetrievalReport writes the human form of a report.
 func printRetrievalReport(w io.Writer, r retrievalReport) {
-	fmt.Fprintf(w, "workload %s, n %d, dim %d (%.0f s)\n", r.Workload, r.N, r.Dim, r.Seconds)
+	fmt.Fprintf(w, "workload %s, n %d, dim %d (%.0f s, load average %.1f)\n", r.Workload, r.N, r.Dim, r.Seconds, r.LoadAvg)
 	fmt.Fprintf(w, "dense top-50     p50 %.2f ms  p99 %.2f ms  recall@50 %.3f   (exact scan p50 %.2f ms, its check %.3f)\n", r.DenseP50, r.DenseP99, r.Recall, r.ExactP50, r.ExactRecall)
 	fmt.Fprintf(w, "filtered (1%%)    p50 %.2f ms  recall@50 %.3f   (exact scan of the matching set p50 %.2f ms)\n", r.FilteredP50, r.FilteredRecall, r.ExactFilteredP50)
 	fmt.Fprintf(w, "tenant (1%%)      p50 %.2f ms  recall@50 %.3f\n", r.TenantP50, r.TenantRecall)
 	fmt.Fprintf(w, "BM25             p50 %.2f ms\n", r.BM25P50)
 	fmt.Fprintf(w, "hybrid           p50 %.2f ms\n", r.HybridP50)
-	fmt.Fprintf(w, "ingest           %.0f chunks/s (batches of %d, fsynced), longest write %.0f ms, %d over 200 ms\n", r.IngestPerS, r.Batch, r.MaxStallMs, r.Stalls)
+	sync := "fsynced"
+	if r.NoSync {
+		sync = "no fsync"
+	}
+	fmt.Fprintf(w, "ingest           %.0f chunks/s (batches of %d, %s), longest write %.0f ms, %d over 200 ms\n", r.IngestPerS, r.Batch, sync, r.MaxStallMs, r.Stalls)
 	cold := "cold"
 	if !r.ReopenCold {
 		cold = "page cache not dropped"

@@ -31,6 +31,21 @@ func rssMiB() float64 {
 	return 0
 }
 
+// loadAvg returns the one-minute load average of /proc/loadavg, 0 when
+// it cannot be read.
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	x, _ := strconv.ParseFloat(f[0], 64)
+	return x
+}
+
 // evictDir asks the kernel to drop the page cache of every file under dir
 // (posix_fadvise DONTNEED on clean, fsynced files), so that the next Open
 // reads from the disk: a cold open without root. It reports whether every

@@ -103,7 +103,7 @@ func TestBenchRetrievalCancel(t *testing.T) {
 			cancel()
 		}
 	}
-	_, err := benchRetrieval(ctx, 2000, 0, "clustered", 500, progress)
+	_, err := benchRetrieval(ctx, benchConfig{n: 2000, workload: "clustered", batch: 500}, progress)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
