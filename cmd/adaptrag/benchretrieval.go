@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/adaptrag/adaptrag/internal/workload"
@@ -22,7 +24,7 @@ import (
 )
 
 // benchRetrievalUsage is the usage line of bench retrieval.
-const benchRetrievalUsage = "bench retrieval --n N [--dim D] [--workload clustered|isotropic|corpus:DIR] [--batch B] [--nosync] [--json]"
+const benchRetrievalUsage = "bench retrieval --n N [--dim D] [--workload clustered|isotropic|corpus:DIR] [--batch B] [--nosync] [--queries Q] [--warm=false] [--json]"
 
 // retrievalReport is what bench retrieval measures in one run, for the
 // embedded store and for an exact scan of the same vectors. Latencies are
@@ -31,6 +33,8 @@ type retrievalReport struct {
 	Workload string `json:"workload"`
 	N        int    `json:"n"`
 	Dim      int    `json:"dim"`
+	// Queries is the number of queries of each kind.
+	Queries int `json:"queries"`
 
 	// Dense top-50 over the main tenant (99% of the chunks).
 	DenseP50 float64 `json:"dense_p50_ms"`
@@ -137,17 +141,23 @@ func runBenchRetrieval(ctx context.Context, e *env, args []string) error {
 	wl := fs.String("workload", "clustered", "clustered, isotropic (the peer harness's) or corpus:DIR (a retrieval set, embedded offline)")
 	batch := fs.Int("batch", 1000, "chunks per Upsert while ingesting")
 	noSync := fs.Bool("nosync", false, "ingest without fsync (a bulk load that could be redone)")
+	queries := fs.Int("queries", workload.NumQueries, "queries of each kind (the first Q of the workload's)")
+	warm := fs.Bool("warm", true, "also time a second, warm reopen")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	if *n < 1 || *batch < 1 || *dim < 0 {
-		return fmt.Errorf("%w: %s (n and batch >= 1)", errUsage, benchRetrievalUsage)
+	if *n < 1 || *batch < 1 || *dim < 0 || *queries < 1 || *queries > workload.NumQueries {
+		return fmt.Errorf("%w: %s (n and batch >= 1, queries 1 to %d)", errUsage, benchRetrievalUsage, workload.NumQueries)
 	}
+	// A terminated run cleans its temporary folder as an interrupted one
+	// does (main cancels on Ctrl-C).
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+	defer stop()
 	progress := func(format string, a ...any) {
 		fmt.Fprintf(e.stderr, "bench retrieval: "+format+"\n", a...)
 	}
-	rep, err := benchRetrieval(ctx, benchConfig{n: *n, dim: *dim, workload: *wl, batch: *batch, noSync: *noSync}, progress)
+	rep, err := benchRetrieval(ctx, benchConfig{n: *n, dim: *dim, workload: *wl, batch: *batch, noSync: *noSync, queries: *queries, warm: *warm}, progress)
 	if err != nil {
 		return err
 	}
@@ -203,6 +213,10 @@ func makeBenchSet(ctx context.Context, n, dim int, wl string, progress func(stri
 	default:
 		return nil, fmt.Errorf("%w: unknown workload %q (clustered, isotropic or corpus:DIR)", errUsage, wl)
 	}
+	// Drawing cannot be interrupted; stop right after it if asked to.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	s.dim = len(s.qvec[0])
 	s.flat = make([]float32, 0, n*s.dim)
 	s.chunks = make([]retrieval.Chunk, n)
@@ -222,6 +236,10 @@ type benchConfig struct {
 	workload string
 	batch    int
 	noSync   bool
+	// queries is how many of the workload's queries run (0: all);
+	// warm asks for the second, warm reopen.
+	queries int
+	warm    bool
 }
 
 // benchRetrieval runs the whole measurement in a temporary directory,
@@ -233,7 +251,10 @@ func benchRetrieval(ctx context.Context, c benchConfig, progress func(string, ..
 	if err != nil {
 		return retrievalReport{}, err
 	}
-	rep := retrievalReport{Workload: set.name, N: n, Dim: set.dim, Batch: c.batch, NoSync: c.noSync}
+	if c.queries > 0 && c.queries < len(set.qvec) {
+		set.qvec, set.qtext = set.qvec[:c.queries], set.qtext[:c.queries]
+	}
+	rep := retrievalReport{Workload: set.name, N: n, Dim: set.dim, Queries: len(set.qvec), Batch: c.batch, NoSync: c.noSync}
 	tmp, err := os.MkdirTemp("", "adaptrag-bench-retrieval-*")
 	if err != nil {
 		return rep, fmt.Errorf("bench retrieval: %w", err)
@@ -268,18 +289,20 @@ func benchRetrieval(ctx context.Context, c benchConfig, progress func(string, ..
 	}
 	rep.ReopenS = time.Since(t0).Seconds()
 	rep.ReopenCPU = (workload.CPUTime() - cpu0).Seconds()
-	if err := st.Close(); err != nil {
-		return rep, fmt.Errorf("bench retrieval: %w", err)
+	if c.warm {
+		if err := st.Close(); err != nil {
+			return rep, fmt.Errorf("bench retrieval: %w", err)
+		}
+		st = nil
+		runtime.GC()
+		debug.FreeOSMemory()
+		t0 = time.Now()
+		st, err = memstore.Open(ctx, memstore.Options{Dir: dir})
+		if err != nil {
+			return rep, fmt.Errorf("bench retrieval: reopen: %w", err)
+		}
+		rep.ReopenWarmS = time.Since(t0).Seconds()
 	}
-	st = nil
-	runtime.GC()
-	debug.FreeOSMemory()
-	t0 = time.Now()
-	st, err = memstore.Open(ctx, memstore.Options{Dir: dir})
-	if err != nil {
-		return rep, fmt.Errorf("bench retrieval: reopen: %w", err)
-	}
-	rep.ReopenWarmS = time.Since(t0).Seconds()
 	defer st.Close()
 	if st.Len() != n {
 		return rep, fmt.Errorf("bench retrieval: reopened store holds %d chunks, want %d", st.Len(), n)

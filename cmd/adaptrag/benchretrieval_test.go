@@ -103,7 +103,7 @@ func TestBenchRetrievalCancel(t *testing.T) {
 			cancel()
 		}
 	}
-	_, err := benchRetrieval(ctx, benchConfig{n: 2000, workload: "clustered", batch: 500}, progress)
+	_, err := benchRetrieval(ctx, benchConfig{n: 2000, workload: "clustered", batch: 500, warm: true}, progress)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -117,6 +117,7 @@ func TestBenchRetrievalUsage(t *testing.T) {
 		{"retrieval"},
 		{"retrieval", "--n", "10", "--workload", "nope"},
 		{"retrieval", "--n", "10", "--workload", "isotropic", "--dim", "64"},
+		{"retrieval", "--n", "10", "--queries", "0"},
 	} {
 		e := &env{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, getenv: func(string) string { return "" }}
 		if err := runBench(context.Background(), e, args); !errors.Is(err, errUsage) {
