@@ -185,7 +185,14 @@ func makeBenchSet(ctx context.Context, n, dim int, wl string, progress func(stri
 		}
 		progress("drawing %d isotropic vectors", n)
 		d, l := workload.NewDense(n), workload.NewLexical(n)
-		docs, s.qvec, texts, s.qtext = d.Docs, d.Queries, l.Docs, l.Queries
+		// The queries share the documents' backing array: copy them, or
+		// keeping them would keep every document vector alive (and in
+		// the RSS) after the workload is released.
+		qvec := make([][]float32, len(d.Queries))
+		for i, q := range d.Queries {
+			qvec[i] = slices.Clone(q)
+		}
+		docs, s.qvec, texts, s.qtext = d.Docs, qvec, l.Docs, l.Queries
 	case strings.HasPrefix(wl, "corpus:"):
 		dir := strings.TrimPrefix(wl, "corpus:")
 		c, err := workload.LoadCorpus(dir, n)
