@@ -11,6 +11,7 @@
 #                    the store of before issue 21)
 #   RETRIEVAL_DATA   the public retrieval sets (default ../shared/data/retrieval)
 #   BENCH_JSON       keep the JSON reports in this file (appended)
+#   BENCH_ARGS       more flags for every run, e.g. "--queries 100 --warm=false"
 #   BENCH_TABLE_ONLY=FILE  print the table of an earlier BENCH_JSON file, run nothing
 # Needs jq. Each 100k run takes a few minutes on 2 cores, 300k about 10.
 set -euo pipefail
@@ -36,7 +37,8 @@ trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/adaptrag" ./cmd/adaptrag
 run() {
   echo "== bench retrieval --n $1 --workload $2" >&2
-  "$tmp/adaptrag" bench retrieval --n "$1" --workload "$2" --json | jq -c . | tee -a "$tmp/these.jsonl" >> "${BENCH_JSON:-/dev/null}"
+  # shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
+  "$tmp/adaptrag" bench retrieval --n "$1" --workload "$2" ${BENCH_ARGS:-} --json | jq -c . | tee -a "$tmp/these.jsonl" >> "${BENCH_JSON:-/dev/null}"
 }
 for n in "${sizes[@]}"; do
   for w in "${workloads[@]}"; do run "$n" "$w"; done
