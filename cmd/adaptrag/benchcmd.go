@@ -54,8 +54,11 @@ type costReport struct {
 }
 
 func runBench(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 && args[0] == "retrieval" {
+		return runBenchRetrieval(ctx, e, args[1:])
+	}
 	if len(args) == 0 || args[0] != "cost" {
-		return fmt.Errorf("%w: bench cost [--json] [--mode offline|llm]", errUsage)
+		return fmt.Errorf("%w: bench cost [--json] [--mode offline|llm] | %s", errUsage, benchRetrievalUsage)
 	}
 	fs := newFlags(e, "bench cost")
 	asJSON := fs.Bool("json", false, "print JSON objects, one per mode")

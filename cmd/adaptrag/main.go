@@ -56,7 +56,7 @@ func commands() []command {
 		{"ingest", "ingest [--store LOC] [--tenant T] [--source S] [--faq FILE]... [--prune] [--follow-symlinks] [--verbose] PATH...", "load files into a knowledge base", runIngest},
 		{"ls", "ls [--store LOC] [--tenant T] [--json]", "list the documents of a knowledge base", runLs},
 		{"eval", "eval retrieval|router|conversation ...", "evaluate retrieval, the router or conversation understanding on a data set", runEval},
-		{"bench", "bench cost [--json]", "measure latency and tokens per route class", runBench},
+		{"bench", "bench cost [--json] | " + benchRetrievalUsage, "measure latency and tokens per route class, or retrieval speed and recall at scale", runBench},
 		{"serve", serveUsage, "serve the HTTP API, metrics and a web page that shows each run", runServe},
 		{"mcp", "mcp [--store LOC] [--classifier offline|llm|cascade] [--tenant T] [--actor A] [--max-k N] [-v]", "serve the knowledge base to an MCP client (agent) over stdio", runMCP},
 		{"repair", "repair --store embedded:DIR [--json] [--dry-run]", "salvage a damaged embedded store (exit 1 if anything was lost)", runRepair},
