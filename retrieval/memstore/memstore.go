@@ -147,10 +147,17 @@ type Store struct {
 	tenants  map[string]uint32
 	free     []uint32 // internal ids of deleted records, for reuse
 	byKey    map[key]uint32
-	byDoc    map[docKey]map[uint32]struct{}
+	// The payload index (payload.go): the live records of each tenant,
+	// of each source of a tenant, and of each document.
+	byTenant map[uint32]*idSet
+	bySource map[srcKey]*idSet
+	byDoc    map[docKey]*idSet
 	nLive    int
-	disk     *disk      // nil when in memory
-	compMu   sync.Mutex // one compaction at a time
+	// exactLimit, when non-zero, replaces the planner's crossover (tests:
+	// -1 always searches the index, a large value always scores exactly).
+	exactLimit int
+	disk       *disk      // nil when in memory
+	compMu     sync.Mutex // one compaction at a time
 	// refreshMu serialises Refresh calls of a read-only Store.
 	refreshMu sync.Mutex
 }
@@ -212,11 +219,13 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 
 func newStore(o Options) *Store {
 	return &Store{
-		opts:    o,
-		lex:     bm25.New(o.BM25),
-		byKey:   make(map[key]uint32),
-		tenants: make(map[string]uint32),
-		byDoc:   make(map[docKey]map[uint32]struct{}),
+		opts:     o,
+		lex:      bm25.New(o.BM25),
+		byKey:    make(map[key]uint32),
+		tenants:  make(map[string]uint32),
+		byDoc:    make(map[docKey]*idSet),
+		byTenant: make(map[uint32]*idSet),
+		bySource: make(map[srcKey]*idSet),
 	}
 }
 
@@ -405,8 +414,7 @@ func (s *Store) applyUpsert(chunks []retrieval.Chunk) {
 		k := key{c.Tenant, c.ID}
 		iid, ok := s.byKey[k]
 		if ok {
-			old := &s.recs[iid]
-			s.unlinkDoc(docKey{old.Tenant, old.DocID}, iid)
+			s.unlink(iid, s.tenantOf[iid], &s.recs[iid])
 		} else {
 			if n := len(s.free); n > 0 {
 				iid, s.free = s.free[n-1], s.free[:n-1]
@@ -426,13 +434,7 @@ func (s *Store) applyUpsert(chunks []retrieval.Chunk) {
 			s.tenants[c.Tenant] = tid
 		}
 		s.tenantOf[iid] = tid
-		dk := docKey{c.Tenant, c.DocID}
-		set := s.byDoc[dk]
-		if set == nil {
-			set = make(map[uint32]struct{})
-			s.byDoc[dk] = set
-		}
-		set[iid] = struct{}{}
+		s.link(iid, tid, &s.recs[iid])
 	}
 	// A chunk repeated within the batch is indexed in batch order either
 	// way, since each index sees the whole batch in order.
@@ -463,15 +465,6 @@ func lexText(c *retrieval.Chunk) string {
 		return c.Text
 	}
 	return c.Title + "\n" + c.Text
-}
-
-func (s *Store) unlinkDoc(dk docKey, iid uint32) {
-	if set := s.byDoc[dk]; set != nil {
-		delete(set, iid)
-		if len(set) == 0 {
-			delete(s.byDoc, dk)
-		}
-	}
 }
 
 // DeleteDocument removes every chunk of docID within scope. Deleting a
@@ -558,19 +551,19 @@ func (s *Store) Documents(ctx context.Context, scope retrieval.Scope) ([]retriev
 	}
 	var out []retrieval.DocInfo
 	for dk, iids := range s.byDoc {
-		if dk.tenant != scope.Tenant || len(iids) == 0 {
+		if dk.tenant != scope.Tenant || iids.len() == 0 {
 			continue
 		}
 		// The document's first chunk (lowest Position, then ID) speaks
 		// for it.
 		var first *retrieval.Chunk
-		for iid := range iids {
+		iids.each(func(iid uint32) {
 			c := &s.recs[iid].Chunk
 			if first == nil || c.Position < first.Position || c.Position == first.Position && c.ID < first.ID {
 				first = c
 			}
-		}
-		out = append(out, docInfo(first, len(iids)))
+		})
+		out = append(out, docInfo(first, iids.len()))
 	}
 	slices.SortFunc(out, func(a, b retrieval.DocInfo) int {
 		return cmp.Or(cmp.Compare(a.Origin, b.Origin), cmp.Compare(a.DocID, b.DocID))
@@ -594,7 +587,7 @@ func (s *Store) deleteLocked(ctx context.Context, tenant, docID string) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
-	if len(s.byDoc[docKey{tenant, docID}]) == 0 {
+	if s.byDoc[docKey{tenant, docID}].len() == 0 {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -610,10 +603,10 @@ func (s *Store) deleteLocked(ctx context.Context, tenant, docID string) error {
 }
 
 func (s *Store) applyDelete(tenant, docID string) {
-	dk := docKey{tenant, docID}
-	for iid := range s.byDoc[dk] {
+	for _, iid := range s.byDoc[docKey{tenant, docID}].appendTo(nil) {
 		r := &s.recs[iid]
 		delete(s.byKey, key{r.Tenant, r.ID})
+		s.unlink(iid, s.tenantOf[iid], r)
 		*r = record{}
 		s.tenantOf[iid] = noTenant
 		s.vec.Remove(iid)
@@ -621,7 +614,6 @@ func (s *Store) applyDelete(tenant, docID string) {
 		s.free = append(s.free, iid)
 		s.nLive--
 	}
-	delete(s.byDoc, dk)
 }
 
 // Compact writes a snapshot of the store to its directory and starts a new,
@@ -672,38 +664,6 @@ func (s *Store) maybeCompact(ctx context.Context) error {
 	return nil
 }
 
-// matcher is a search's accept func: the tenant must-filter and the request
-// filter, with a context check every 1024 calls so that a long scan stops
-// soon after cancellation (it then rejects everything and records why).
-type matcher struct {
-	s      *Store
-	ctx    context.Context
-	tenant uint32
-	filter retrieval.Filter
-	n      int
-	err    error
-}
-
-func (m *matcher) accept(iid uint32) bool {
-	if m.n++; m.n&1023 == 0 && m.err == nil {
-		m.err = m.ctx.Err()
-	}
-	if m.err != nil || m.s.tenantOf[iid] != m.tenant {
-		return false
-	}
-	return len(m.filter.Must) == 0 || m.filter.Match(&m.s.recs[iid].Chunk)
-}
-
-// newMatcher returns the request's matcher, or nil when the scope's tenant
-// has no chunk at all, so that nothing can match.
-func (s *Store) newMatcher(ctx context.Context, req *retrieval.Request) *matcher {
-	tid, ok := s.tenants[req.Scope.Tenant]
-	if !ok {
-		return nil
-	}
-	return &matcher{s: s, ctx: ctx, tenant: tid, filter: req.Filter}
-}
-
 func (s *Store) hit(iid uint32, score float64, method retrieval.Method) retrieval.Hit {
 	c := s.recs[iid].Chunk
 	c.Meta = maps.Clone(c.Meta)
@@ -742,7 +702,12 @@ func (s *Store) denseLocked(ctx context.Context, req *retrieval.Request, k int) 
 	if m == nil {
 		return nil, nil
 	}
-	res := s.vec.Search(req.Vector, k, m.accept)
+	var res []vector.Scored
+	if ids, ok := m.small(s.limit(denseExactLimit(k, s.vec.Len()))); ok {
+		res = s.denseAmong(req.Vector, k, ids)
+	} else {
+		res = s.vec.Search(req.Vector, k, m.accept)
+	}
 	if m.err != nil {
 		return nil, m.err
 	}
@@ -786,7 +751,12 @@ func (s *Store) sparseLocked(ctx context.Context, req *retrieval.Request, k int)
 	if m == nil {
 		return nil, nil
 	}
-	res := s.lex.Search(req.Text, k, m.accept)
+	var res []bm25.Scored
+	if ids, ok := m.small(s.limit(sparseExactLimit(k, s.lex.Len()))); ok {
+		res = s.lex.SearchAmong(req.Text, k, ids)
+	} else {
+		res = s.lex.Search(req.Text, k, m.accept)
+	}
 	if m.err != nil {
 		return nil, m.err
 	}

@@ -1,0 +1,281 @@
+package memstore
+
+import (
+	"context"
+	"math"
+	"slices"
+
+	"github.com/adaptrag/adaptrag/retrieval"
+	"github.com/adaptrag/adaptrag/retrieval/vector"
+)
+
+// Filtered search is planned by cardinality. The payload index answers
+// the tenant and the source and document conditions with posting lists;
+// the smallest of those (the tenant's, or the union of one condition's
+// values) bounds how many chunks can match. When that bound is small the
+// search scores exactly the chunks in it that pass every condition (and
+// so is exact whatever the filter); otherwise it runs the index search with
+// an accept func that answers the indexed conditions from the posting lists
+// and reads a chunk only for the other conditions.
+
+// denseExactLimit is the candidate count up to which a dense search scores
+// the candidates exactly rather than searching the index. The quantized
+// scan keeps 3·sqrt(k·n) candidates and, when fewer vectors pass the
+// filter, scores all of them exactly after scanning every code: below that
+// count the exact path does the same scoring without the scan.
+// BenchmarkFilteredCrossover measures where the two meet.
+func denseExactLimit(k, n int) int {
+	return max(vector.DefaultExactThreshold, int(math.Ceil(denseExactFactor*math.Sqrt(float64(k)*float64(n)))))
+}
+
+// denseExactFactor scales denseExactLimit; see BenchmarkFilteredCrossover.
+const denseExactFactor = 3
+
+// sparseExactLimit is the candidate count up to which a BM25 search scores
+// the candidates (bm25.SearchAmong) rather than walking the posting lists
+// with an accept func. See BenchmarkFilteredCrossover.
+func sparseExactLimit(k, n int) int {
+	return max(4096, n/sparseExactDivisor)
+}
+
+// sparseExactDivisor: the BM25 exact path is taken up to n/sparseExactDivisor
+// candidates.
+const sparseExactDivisor = 8
+
+// limit is the crossover def unless a test fixed it.
+func (s *Store) limit(def int) int {
+	if s.exactLimit != 0 {
+		return s.exactLimit
+	}
+	return def
+}
+
+// matcher is a search's filter: the tenant must-filter and the request
+// filter, with a context check every 1024 calls of accept so that a long
+// scan stops soon after cancellation (it then rejects everything and
+// records why).
+type matcher struct {
+	s      *Store
+	ctx    context.Context
+	tenant uint32
+	// conds are the conditions the payload index answers: an id passes
+	// when it is in one of the sets of each.
+	conds [][]*idSet
+	// rest are the other conditions, checked on the chunk.
+	rest retrieval.Filter
+	// driver is the smallest candidate set: the tenant's posting list or
+	// one indexed condition's sets (their union), of est ids in all.
+	driver []*idSet
+	est    int
+	n      int
+	err    error
+}
+
+func (m *matcher) accept(iid uint32) bool {
+	if m.n++; m.n&1023 == 0 && m.err == nil {
+		m.err = m.ctx.Err()
+	}
+	if m.err != nil || m.s.tenantOf[iid] != m.tenant {
+		return false
+	}
+	for _, sets := range m.conds {
+		in := false
+		for _, p := range sets {
+			if p.has(iid) {
+				in = true
+				break
+			}
+		}
+		if !in {
+			return false
+		}
+	}
+	return len(m.rest.Must) == 0 || m.rest.Match(&m.s.recs[iid].Chunk)
+}
+
+// newMatcher plans the request's filter. It returns nil when nothing can
+// match: the scope's tenant has no chunk, or an indexed condition names no
+// value that any chunk of the tenant has.
+func (s *Store) newMatcher(ctx context.Context, req *retrieval.Request) *matcher {
+	tid, ok := s.tenants[req.Scope.Tenant]
+	if !ok || s.byTenant[tid].len() == 0 {
+		return nil
+	}
+	m := &matcher{s: s, ctx: ctx, tenant: tid, driver: []*idSet{s.byTenant[tid]}, est: s.byTenant[tid].len()}
+	for _, c := range req.Filter.Must {
+		var sets []*idSet
+		switch c.Key {
+		case retrieval.KeySource:
+			for _, v := range dedup(c.Values) {
+				if p := s.bySource[srcKey{tid, v}]; p != nil {
+					sets = append(sets, p)
+				}
+			}
+		case retrieval.KeyDocID:
+			for _, v := range dedup(c.Values) {
+				if p := s.byDoc[docKey{req.Scope.Tenant, v}]; p != nil {
+					sets = append(sets, p)
+				}
+			}
+		default:
+			m.rest.Must = append(m.rest.Must, c)
+			continue
+		}
+		est := 0
+		for _, p := range sets {
+			est += p.len()
+		}
+		if est == 0 {
+			return nil
+		}
+		m.conds = append(m.conds, sets)
+		if est < m.est {
+			m.driver, m.est = sets, est
+		}
+	}
+	return m
+}
+
+// dedup returns vs without repeats; the same value twice must not count
+// its posting list twice.
+func dedup(vs []string) []string {
+	if len(vs) < 2 {
+		return vs
+	}
+	out := slices.Clone(vs)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// small returns, in ascending order, the ids that pass the filter when the
+// driver holds at most limit of them; ok is false when it holds more and
+// the search should use the index.
+func (m *matcher) small(limit int) (ids []uint32, ok bool) {
+	if m.est > limit {
+		return nil, false
+	}
+	ids = make([]uint32, 0, m.est)
+	for _, p := range m.driver {
+		ids = p.appendTo(ids)
+	}
+	if len(m.driver) > 1 {
+		slices.Sort(ids) // the sets of one condition's values are disjoint
+	}
+	out := ids[:0]
+	for _, id := range ids {
+		if m.accept(id) {
+			out = append(out, id)
+		}
+	}
+	return out, true
+}
+
+// denseAmong scores the vectors of ids against q exactly and returns the k
+// best, best first, ties by ascending id, as vector.Index.SearchExact with
+// an accept func admitting ids would. Few ids are read one by one; many
+// go through SearchExact with a bitmap of them.
+func (s *Store) denseAmong(q []float32, k int, ids []uint32) []vector.Scored {
+	if len(ids) == 0 {
+		return nil
+	}
+	if n := s.vec.Len(); len(ids)*32 > n {
+		bm := make([]uint64, (len(s.recs)+63)/64)
+		for _, id := range ids {
+			bm[id>>6] |= 1 << (id & 63)
+		}
+		return s.vec.SearchExact(q, k, func(id uint32) bool { return bm[id>>6]&(1<<(id&63)) != 0 })
+	}
+	norm := math.Sqrt(float64(dot(q, q)))
+	if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return nil
+	}
+	qn := make([]float32, len(q))
+	for i, x := range q {
+		qn[i] = float32(float64(x) / norm)
+	}
+	h := make(scoredHeap, 0, min(k, len(ids)))
+	for _, id := range ids {
+		v, ok := s.vec.Vector(id)
+		if !ok {
+			continue
+		}
+		h.push(vector.Scored{ID: id, Score: dot(qn, v)}, k)
+	}
+	slices.SortFunc(h, func(a, b vector.Scored) int {
+		if worse(a, b) {
+			return 1
+		}
+		if worse(b, a) {
+			return -1
+		}
+		return 0
+	})
+	return h
+}
+
+// dot is the inner product as retrieval/vector computes it (the same
+// summation order), so that an exact score here equals the index's.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		aa, bb := a[i:i+8:i+8], b[i:i+8:i+8]
+		s0 += aa[0]*bb[0] + aa[4]*bb[4]
+		s1 += aa[1]*bb[1] + aa[5]*bb[5]
+		s2 += aa[2]*bb[2] + aa[6]*bb[6]
+		s3 += aa[3]*bb[3] + aa[7]*bb[7]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// worse orders results as retrieval/vector does: lower score, then higher
+// id.
+func worse(a, b vector.Scored) bool {
+	if a.Score != b.Score {
+		return a.Score < b.Score
+	}
+	return a.ID > b.ID
+}
+
+// scoredHeap is a min-heap (by worse) of at most k results.
+type scoredHeap []vector.Scored
+
+func (h *scoredHeap) push(x vector.Scored, k int) {
+	it := *h
+	if len(it) < k {
+		it = append(it, x)
+		for i := len(it) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !worse(it[i], it[p]) {
+				break
+			}
+			it[i], it[p] = it[p], it[i]
+			i = p
+		}
+		*h = it
+		return
+	}
+	if !worse(it[0], x) {
+		return
+	}
+	it[0] = x
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= len(it) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(it) && worse(it[r], it[l]) {
+			m = r
+		}
+		if !worse(it[m], it[i]) {
+			break
+		}
+		it[i], it[m] = it[m], it[i]
+		i = m
+	}
+}
