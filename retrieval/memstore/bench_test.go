@@ -158,3 +158,62 @@ func BenchmarkOpen(b *testing.B) {
 		s.Close()
 	}
 }
+
+// BenchmarkFilteredCrossover measures where the planner's exact path
+// (scoring the matching set) and its index path (searching the index with
+// the posting-list accept func) cost the same: one op = one top-50 search
+// of an in-memory store of 100,000 workload chunks, each in one of 1000
+// sources, with a source filter admitting the given share of them, by
+// each path forced.
+func BenchmarkFilteredCrossover(b *testing.B) {
+	const n = 100_000
+	w := hybridWorkload(n)
+	chunks := slices.Clone(w.chunks)
+	for i := range chunks {
+		chunks[i].Source = "s" + strconv.Itoa(int(uint32(i)*2654435761%1000))
+	}
+	s := ingest(b, chunks, Options{})
+	defer s.Close()
+	ctx := context.Background()
+	for _, permille := range []int{1, 10, 30, 60, 100, 200, 300} {
+		var vals []string
+		for v := range permille {
+			vals = append(vals, "s"+strconv.Itoa(v))
+		}
+		for _, path := range []struct {
+			name  string
+			limit int
+		}{{"exact", 1 << 30}, {"index", -1}} {
+			for _, leg := range []string{"dense", "bm25"} {
+				b.Run(fmt.Sprintf("share=%.1f%%/%s/%s", float64(permille)/10, leg, path.name), func(b *testing.B) {
+					s.exactLimit = path.limit
+					defer func() { s.exactLimit = 0 }()
+					var lat []time.Duration
+					q := 0
+					cpu0 := workload.CPUTime()
+					for b.Loop() {
+						req := w.queries[q]
+						req.Filter = retrieval.Filter{Must: []retrieval.Condition{{Key: retrieval.KeySource, Values: vals}}}
+						t0 := time.Now()
+						var err error
+						if leg == "dense" {
+							_, err = s.SearchDense(ctx, req)
+						} else {
+							_, err = s.SearchSparse(ctx, req)
+						}
+						lat = append(lat, time.Since(t0))
+						if err != nil {
+							b.Fatal(err)
+						}
+						q = (q + 1) % len(w.queries)
+					}
+					// Process CPU time per op: on a shared machine it is
+					// steadier than wall time.
+					b.ReportMetric(float64(workload.CPUTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+					slices.Sort(lat)
+					b.ReportMetric(float64(lat[len(lat)/2])/1e6, "p50-ms")
+				})
+			}
+		}
+	}
+}
