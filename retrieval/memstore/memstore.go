@@ -156,8 +156,16 @@ type Store struct {
 	// exactLimit, when non-zero, replaces the planner's crossover (tests:
 	// -1 always searches the index, a large value always scores exactly).
 	exactLimit int
-	disk       *disk      // nil when in memory
-	compMu     sync.Mutex // one compaction at a time
+	disk       *disk // nil when in memory
+	// cow is the compaction under way, which writers feed (preserve).
+	cow    *cowState
+	compMu sync.Mutex // one compaction at a time
+	// The background compaction: its context, cancelled by Close, and
+	// the error of the last one, which the next write returns.
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	bgMu     sync.Mutex
+	bgErr    error
 	// refreshMu serialises Refresh calls of a read-only Store.
 	refreshMu sync.Mutex
 }
@@ -218,7 +226,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 }
 
 func newStore(o Options) *Store {
+	ctx, cancel := context.WithCancel(context.Background())
 	return &Store{
+		bgCtx: ctx, bgCancel: cancel,
 		opts:     o,
 		lex:      bm25.New(o.BM25),
 		byKey:    make(map[key]uint32),
@@ -251,6 +261,7 @@ func (s *Store) Len() int {
 
 // Close flushes and releases the directory. Later calls return ErrClosed.
 func (s *Store) Close() error {
+	s.bgCancel() // a background compaction stops at its next piece
 	s.compMu.Lock()
 	defer s.compMu.Unlock()
 	s.mu.Lock()
@@ -414,10 +425,12 @@ func (s *Store) applyUpsert(chunks []retrieval.Chunk) {
 		k := key{c.Tenant, c.ID}
 		iid, ok := s.byKey[k]
 		if ok {
+			s.preserve(iid)
 			s.unlink(iid, s.tenantOf[iid], &s.recs[iid])
 		} else {
 			if n := len(s.free); n > 0 {
 				iid, s.free = s.free[n-1], s.free[:n-1]
+				s.preserve(iid)
 			} else {
 				iid = uint32(len(s.recs))
 				s.recs = append(s.recs, record{})
@@ -604,6 +617,7 @@ func (s *Store) deleteLocked(ctx context.Context, tenant, docID string) error {
 
 func (s *Store) applyDelete(tenant, docID string) {
 	for _, iid := range s.byDoc[docKey{tenant, docID}].appendTo(nil) {
+		s.preserve(iid)
 		r := &s.recs[iid]
 		delete(s.byKey, key{r.Tenant, r.ID})
 		s.unlink(iid, s.tenantOf[iid], r)
@@ -616,52 +630,72 @@ func (s *Store) applyDelete(tenant, docID string) {
 	}
 }
 
-// Compact writes a snapshot of the store to its directory and starts a new,
-// empty log. It does nothing for an in-memory store. Searches go on while
-// it runs; writes wait.
+// Compact writes a snapshot of the store to its directory and starts a new
+// log holding only what was written while it ran. It does nothing for an
+// in-memory store. Searches and writes go on while it runs (see
+// disk.compact); it waits for a background compaction under way first.
 func (s *Store) Compact(ctx context.Context) error {
-	if err := s.compact(ctx); err != nil {
+	s.compMu.Lock()
+	defer s.compMu.Unlock()
+	if err := s.compactLocked(ctx); err != nil {
 		return fmt.Errorf("memstore: compact: %w", err)
 	}
 	return nil
 }
 
-func (s *Store) compact(ctx context.Context) error {
-	s.compMu.Lock()
-	defer s.compMu.Unlock()
+// compactLocked compacts; the caller holds s.compMu.
+func (s *Store) compactLocked(ctx context.Context) error {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
+	closed, d := s.closed, s.disk
+	s.mu.RUnlock()
+	switch {
+	case closed:
 		return ErrClosed
-	}
-	if s.opts.ReadOnly {
+	case s.opts.ReadOnly:
 		return ErrReadOnly
-	}
-	if s.disk == nil {
+	case d == nil:
 		return nil
 	}
-	return s.disk.compact(ctx, s)
+	return d.compact(ctx, s)
 }
 
-// maybeCompact compacts when the log has grown past the configured size. A
-// failed compaction leaves the log in place, so the write stays durable;
-// its error is still returned so that the caller learns of a sick disk.
-func (s *Store) maybeCompact(ctx context.Context) error {
+// maybeCompact starts a compaction in the background when the log has
+// grown past compactAt and none is running, so that no write waits for
+// one. A failed compaction leaves the log in place, so every write stays
+// durable; its error is returned by the next write that gets here, so
+// that the caller learns of a sick disk.
+func (s *Store) maybeCompact(context.Context) error {
 	if s.disk == nil || s.opts.CompactBytes < 0 || s.opts.ReadOnly {
 		return nil
 	}
-	s.mu.RLock()
-	big := !s.closed && s.disk.logSize() > s.opts.CompactBytes
-	s.mu.RUnlock()
-	if !big {
-		return nil
-	}
-	// A cancelled context stops only the optional compaction: the write
-	// itself is already durable, so it is not reported as failed.
-	if err := s.compact(context.WithoutCancel(ctx)); err != nil {
+	s.bgMu.Lock()
+	err := s.bgErr
+	s.bgErr = nil
+	s.bgMu.Unlock()
+	if err != nil {
 		return fmt.Errorf("memstore: compact: %w", err)
 	}
+	s.mu.RLock()
+	big := !s.closed && s.disk.logSize() > s.compactAt()
+	s.mu.RUnlock()
+	if !big || !s.compMu.TryLock() {
+		return nil
+	}
+	go func() {
+		defer s.compMu.Unlock()
+		if err := s.compactLocked(s.bgCtx); err != nil && s.bgCtx.Err() == nil {
+			s.bgMu.Lock()
+			s.bgErr = err
+			s.bgMu.Unlock()
+		}
+	}()
 	return nil
+}
+
+// waitCompaction waits for a background compaction under way (tests).
+func (s *Store) waitCompaction() {
+	s.compMu.Lock()
+	defer s.compMu.Unlock()
 }
 
 func (s *Store) hit(iid uint32, score float64, method retrieval.Method) retrieval.Hit {

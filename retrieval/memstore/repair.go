@@ -417,7 +417,7 @@ func (d *disk) rewrite(ctx context.Context, sv *salvaged, rep *RepairReport) err
 	// it is a valid store (a stale log) should the repair stop here.
 	d.gen, d.seq = sv.gen+1, sv.seq
 	tmp := d.path(snapName + ".tmp")
-	if err := writeSnapshot(ctx, tmp, d.gen, d.seq, sv.s, d.sync); err != nil {
+	if _, err := writeSnapshot(ctx, tmp, d.gen, d.seq, sv.s.dim, uint64(sv.s.nLive), sv.s, nil, d.sync); err != nil {
 		os.Remove(tmp)
 		return err
 	}
