@@ -35,9 +35,9 @@ type disk struct {
 	// bounded number of times however large it grows.
 	snapSize int64
 	base     uint64 // sequence number the log starts after
-	seq     uint64   // sequence number of the last record written or applied
-	version uint32   // format of the log
-	logInfo os.FileInfo
+	seq      uint64 // sequence number of the last record written or applied
+	version  uint32 // format of the log
+	logInfo  os.FileInfo
 
 	noteSized bool  // LOCK has the length of a mark
 	broken    error // a failed write left the log in an unknown state

@@ -16,10 +16,10 @@ type loaded struct {
 	none   bool // no store: nothing there, or a creation that never finished
 	legacy bool // a format-1 store without a manifest
 
-	log   *os.File // the open log (the caller closes it); nil when none
-	hdr   logHeader
-	gen   uint64 // generation of the state: the snapshot's
-	base  uint64 // sequence number of the snapshot's last record
+	log  *os.File // the open log (the caller closes it); nil when none
+	hdr  logHeader
+	gen  uint64 // generation of the state: the snapshot's
+	base uint64 // sequence number of the snapshot's last record
 	// stale reports a log older than the snapshot: a compaction renamed
 	// its snapshot into place and stopped (crashed, or failed to write
 	// the new log) before replacing the log. Its records up to the
@@ -27,11 +27,11 @@ type loaded struct {
 	// compaction ran, start at tailOff and are applied.
 	stale    bool
 	tailOff  int64
-	snapSize int64 // size of the snapshot, 0 when none
-	end   int64  // offset after the last intact record of the log
-	seq   uint64 // sequence number of the last record applied
-	size  int64  // size of the log as read
-	torn  bool   // bytes after end are a torn tail
+	snapSize int64  // size of the snapshot, 0 when none
+	end      int64  // offset after the last intact record of the log
+	seq      uint64 // sequence number of the last record applied
+	size     int64  // size of the log as read
+	torn     bool   // bytes after end are a torn tail
 }
 
 // readManifest reports whether dir holds a valid manifest; a damaged one
