@@ -69,3 +69,27 @@ func TestSearchAmongEdgeCases(t *testing.T) {
 		t.Fatalf("got %v, want id 2 only", got)
 	}
 }
+
+// Grow only makes room: an index grown first ranks as one that was not.
+func TestGrowChangesNothing(t *testing.T) {
+	an := analysis.Whitespace()
+	r := rand.New(rand.NewPCG(5, 6))
+	z := rand.NewZipf(r, 1.2, 1, 100)
+	a, b := New(Params{Analyzer: an}), New(Params{Analyzer: an})
+	b.Grow(5000)
+	b.Grow(-1)
+	for id := range uint32(3000) {
+		text := randomText(r, z, 20)
+		a.Add(id%2000, text)
+		b.Add(id%2000, text)
+	}
+	if cap(b.ids) < 3000 && cap(b.lens) < 5000 {
+		t.Errorf("Grow(5000) left room for %d documents", cap(b.lens))
+	}
+	for range 50 {
+		q := an.Tokens(randomText(r, z, 4))
+		if got, want := b.SearchTokens(q, 10, nil), a.SearchTokens(q, 10, nil); !slices.Equal(got, want) {
+			t.Fatalf("query %v: %v, want %v", q, got, want)
+		}
+	}
+}

@@ -172,6 +172,7 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (_ *loade
 		if s.dim == 0 && sh.dim != 0 {
 			s.setDim(sh.dim)
 		}
+		s.grow(sh.count, snapSize)
 		err := readSnapshot(ctx, snap, snapSize, sh, func(cs []retrieval.Chunk) error {
 			if err := s.checkLoaded(cs); err != nil {
 				return &snapDamage{-1, 0, err.Error()}

@@ -472,6 +472,20 @@ func (s *Store) applyUpsert(chunks []retrieval.Chunk) {
 	wg.Wait()
 }
 
+// grow sizes the per-record slices and maps for count more records (the
+// count of a snapshot about to load, of bytes bytes on disk), so that
+// loading does not copy them over and over as they double; a count the
+// file cannot hold (a damaged header) is capped by its size.
+func (s *Store) grow(count uint64, bytes int64) {
+	n := int(min(count, uint64(max(bytes, 0))/16, 1<<28))
+	s.recs = slices.Grow(s.recs, n)
+	s.tenantOf = slices.Grow(s.tenantOf, n)
+	if len(s.byKey) == 0 {
+		s.byKey = make(map[key]uint32, n)
+	}
+	s.lex.Grow(n)
+}
+
 // lexText is what BM25 indexes: the title, then the text.
 func lexText(c *retrieval.Chunk) string {
 	if c.Title == "" {
