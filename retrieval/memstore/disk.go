@@ -444,9 +444,11 @@ func writeSnapshot(ctx context.Context, path string, gen, seq uint64, dim int, c
 	if _, err := w.Write(encodeSnapHeader(gen, seq, dim, count)); err != nil {
 		return 0, err
 	}
-	limit := len(s.recs)
+	var limit int
 	if cut != nil {
 		limit = int(cut.limit)
+	} else {
+		limit = len(s.recs) // nobody else uses s
 	}
 	var buf, piece []byte
 	written := uint64(0)
