@@ -11,9 +11,18 @@
 // before the call returns. A write that returned nil survives a crash of
 // the process or the machine, and a write is never half applied: a
 // ReplaceDocument is one record, so after a crash the store holds the old
-// version of the document or the new one. When the log outgrows
-// Options.CompactBytes, the state is written to a snapshot (temp file,
-// fsync, rename, fsync of the directory) and a new log starts.
+// version of the document or the new one.
+//
+// When the log outgrows Options.CompactBytes or half the snapshot,
+// whichever is larger, a compaction starts in the background: the state
+// as of the last record is written to a new snapshot (temp file, fsync,
+// rename, fsync of the directory), and a new log takes the records written
+// meanwhile. Writes go on during it (it reads the state in pieces, and
+// writers keep for it the records they change before it reads them), and
+// the threshold growing with the snapshot bounds how often a growing store
+// is rewritten. A crash after the snapshot's rename and before the new log
+// leaves the old log beside it: Open applies its records after the
+// snapshot's.
 //
 // Open loads the snapshot and replays the log. The one kind of damage it
 // repairs by itself is a torn tail: a last record cut short or damaged,
@@ -48,13 +57,34 @@
 // content keep separate chunks, and the tenant of Request.Scope is a must
 // filter inside every search.
 //
+// # Filters
+//
+// A payload index keeps, for each tenant, each source of a tenant and each
+// document, the sorted internal ids of its chunks (a bitmap once dense).
+// A search plans its filter by cardinality (plan.go): when the smallest
+// posting list that bounds the matching set is small, the chunks in it
+// that pass every condition are scored exactly (dense: their vectors;
+// BM25: bm25.SearchAmong), so a selective filter is exact and costs what
+// the matching set costs; otherwise the index is searched with an accept
+// func that answers the indexed conditions from the posting lists and
+// reads a chunk only for the others (metadata keys, titles, content
+// types).
+//
 // # Cost
 //
 // On the synthetic 384-dimensional benchmark workload (bench_test.go), at
 // 100,000 chunks on a shared 2-core machine: hybrid top-50 about 5 ms at the
 // median, in-memory ingest about 30,000 chunks/s, fsynced batches of 64
 // about 20,000 chunks/s, and opening a compacted directory 2.7 s (both
-// indexes are rebuilt from the snapshot, not stored).
+// indexes are rebuilt from the snapshot, not stored). A filter admitting 1%
+// of the chunks (a source, documents or a tenant) is answered by the exact
+// path: about a millisecond of CPU at 100,000 chunks against several for
+// the unfiltered search (BenchmarkFilteredCrossover), with recall 1. The
+// payload index costs 4 bytes per chunk per list while sparse and one bit
+// per id of the store's id range per list once dense. TestScale
+// (ADAPTRAG_SCALE=100000,300000) measures durable ingest, the longest
+// write, reopen, RSS and filtered search at scale; docs/benchmarks.md and
+// docs/reliability.md give its figures.
 package memstore
 
 import (
@@ -85,8 +115,8 @@ var (
 	ErrNoStore = fmt.Errorf("memstore: no store in directory: %w", retrieval.ErrNotFound)
 )
 
-// DefaultCompactBytes is the log size past which a write compacts the
-// directory into a fresh snapshot.
+// DefaultCompactBytes is the least log size past which a write starts a
+// compaction of the directory into a fresh snapshot.
 const DefaultCompactBytes = 64 << 20
 
 // Options configures a Store. The zero value is an in-memory store whose
@@ -103,9 +133,10 @@ type Options struct {
 	// BM25 configures the sparse index (zero: k1 1.2, b 0.75, the default
 	// analyzer).
 	BM25 bm25.Params
-	// CompactBytes is the log size that triggers compaction after a write;
-	// 0 means DefaultCompactBytes and a negative value never compacts
-	// automatically (see Compact).
+	// CompactBytes is the least log size that starts a background
+	// compaction after a write (the log may also grow to half the
+	// snapshot); 0 means DefaultCompactBytes and a negative value never
+	// compacts automatically (see Compact).
 	CompactBytes int64
 	// NoSync skips fsync, trading crash safety for write speed (bulk loads
 	// that can be redone, tests). Data still reaches the OS on each write.
