@@ -121,6 +121,7 @@ type Index struct {
 	oversamp  float64
 	rerankF   float64
 	exact     bool
+	seed      uint64
 
 	vecs []float32         // slot-major normalized vectors, dim per slot
 	ids  []uint32          // slot -> id
@@ -176,6 +177,7 @@ func New(dim int, o Options) *Index {
 		seed = DefaultSeed
 	}
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	ix.seed = seed
 	ix.perm = make([]int32, ix.pdim)
 	for i := range ix.perm {
 		ix.perm[i] = int32(i)
@@ -447,6 +449,43 @@ func (ix *Index) SearchExact(q []float32, k int, accept func(id uint32) bool) []
 		qn[i] = float32(float64(x) / norm)
 	}
 	return ix.exactScan(sc, qn, k, accept)
+}
+
+// SearchAmong returns the k vectors most similar to q among the listed ids,
+// best first (ties by ascending id), scored exactly: the plan for a filter
+// that matches few vectors, where scoring the matches beats any traversal.
+// Ids not in the index are skipped and a repeated id counts once. It
+// returns nil when q has the wrong dimension or is zero, or k <= 0.
+func (ix *Index) SearchAmong(q []float32, k int, ids []uint32) []Scored {
+	if k <= 0 || len(ids) == 0 || len(q) != ix.dim {
+		return nil
+	}
+	sc := ix.getScratch()
+	defer ix.pool.Put(sc)
+	qn := sc.query[:ix.dim]
+	norm := math.Sqrt(float64(dot(q, q)))
+	if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return nil
+	}
+	for i, x := range q {
+		qn[i] = float32(float64(x) / norm)
+	}
+	// Score in slot order: memory order, and repeats become neighbours.
+	slots := sc.cand[:0]
+	for _, id := range ids {
+		if s, ok := ix.slot[id]; ok {
+			slots = append(slots, s)
+		}
+	}
+	slices.Sort(slots)
+	slots = slices.Compact(slots)
+	sc.cand = slots
+	h := topK{items: sc.top[:0], k: k}
+	for _, s := range slots {
+		h.push(Scored{ID: ix.ids[s], Score: dot(qn, ix.vecs[int(s)*ix.dim:(int(s)+1)*ix.dim])})
+	}
+	sc.top = h.items
+	return h.sorted()
 }
 
 func (ix *Index) exactScan(sc *scratch, q []float32, k int, accept func(uint32) bool) []Scored {

@@ -340,3 +340,61 @@ func TestScan6MatchesGeneric(t *testing.T) {
 		t.Fatal("the unrolled 384-d scan differs from the generic one")
 	}
 }
+
+// clustered draws n unit vectors from a mixture of c anisotropic Gaussian
+// clusters, as sentence embeddings look: random cluster centres on the
+// sphere, and within a cluster a spread that decays along a random basis
+// (axis j has scale 1/(1+j)^0.8), scaled so that the cluster is tight
+// compared with the distance between centres.
+func clustered(seed uint64, n, dim, c int) [][]float32 {
+	r := rand.New(rand.NewPCG(seed, 13))
+	// The centres and the per-cluster axes use a fixed stream, so that
+	// documents and queries drawn with different seeds share clusters.
+	g := rand.New(rand.NewPCG(uint64(dim)<<20|uint64(c), 17))
+	const axes = 24
+	centres := make([][]float32, c)
+	basis := make([][][]float32, c)
+	for i := range centres {
+		centres[i] = unit(gauss(g, dim))
+		basis[i] = make([][]float32, axes)
+		for a := range basis[i] {
+			basis[i][a] = unit(gauss(g, dim))
+		}
+	}
+	out := make([][]float32, n)
+	for i := range out {
+		k := r.IntN(c)
+		v := slices.Clone(centres[k])
+		for a, b := range basis[k] {
+			w := float32(0.35 * r.NormFloat64() / math.Pow(1+float64(a), 0.8))
+			for j := range v {
+				v[j] += w * b[j]
+			}
+		}
+		for j := range v { // isotropic noise floor
+			v[j] += float32(0.02 * r.NormFloat64())
+		}
+		out[i] = unit(v)
+	}
+	return out
+}
+
+func gauss(r *rand.Rand, dim int) []float32 {
+	v := make([]float32, dim)
+	for j := range v {
+		v[j] = float32(r.NormFloat64())
+	}
+	return v
+}
+
+func unit(v []float32) []float32 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	inv := 1 / math.Sqrt(s)
+	for j := range v {
+		v[j] = float32(float64(v[j]) * inv)
+	}
+	return v
+}

@@ -1,0 +1,323 @@
+package vector
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"math"
+	"unsafe"
+)
+
+// ErrCorrupt reports an index file that ReadIndex cannot trust: a wrong
+// magic or version, a failed checksum, a truncation or inconsistent
+// contents.
+var ErrCorrupt = errors.New("vector: corrupt index file")
+
+// File format (little endian): the 8-byte magic, a header of fixed-size
+// fields followed by the CRC-32C of the magic and header (checked before
+// anything is allocated from the header's counts), then the sections of
+// the index as raw arrays, then the CRC-32C of every byte before it.
+const (
+	fileMagic   = "ADRGVEC\x00"
+	fileVersion = 1
+	// Sanity bounds, so that a damaged header that passes its checksum by
+	// chance still cannot ask for absurd allocations.
+	maxFileDim = 1 << 16
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// hostLittle is true when the machine stores numbers little endian, as the
+// file does: then arrays are read and written in place, without a copy.
+var hostLittle = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// fileWriter writes little-endian values and arrays through a checksum.
+type fileWriter struct {
+	w   *bufio.Writer
+	crc hash.Hash32
+	n   int64
+	err error
+	buf [8]byte
+}
+
+func (fw *fileWriter) write(p []byte) {
+	if fw.err != nil {
+		return
+	}
+	fw.crc.Write(p)
+	m, err := fw.w.Write(p)
+	fw.n += int64(m)
+	fw.err = err
+}
+
+func (fw *fileWriter) u32(x uint32) {
+	binary.LittleEndian.PutUint32(fw.buf[:4], x)
+	fw.write(fw.buf[:4])
+}
+
+func (fw *fileWriter) u64(x uint64) {
+	binary.LittleEndian.PutUint64(fw.buf[:8], x)
+	fw.write(fw.buf[:8])
+}
+
+// array writes the elements of a slice of fixed-size numbers.
+func writeArray[T uint16 | uint32 | uint64 | float32](fw *fileWriter, a []T) {
+	if len(a) == 0 {
+		return
+	}
+	size := int(unsafe.Sizeof(a[0]))
+	if hostLittle {
+		fw.write(unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), len(a)*size))
+		return
+	}
+	b := make([]byte, 0, 64<<10)
+	for i, x := range a {
+		b = appendLE(b, x)
+		if len(b) == cap(b) || i == len(a)-1 {
+			fw.write(b)
+			b = b[:0]
+		}
+	}
+}
+
+func appendLE[T uint16 | uint32 | uint64 | float32](b []byte, x T) []byte {
+	switch v := any(x).(type) {
+	case uint16:
+		return binary.LittleEndian.AppendUint16(b, v)
+	case uint32:
+		return binary.LittleEndian.AppendUint32(b, v)
+	case uint64:
+		return binary.LittleEndian.AppendUint64(b, v)
+	default:
+		return binary.LittleEndian.AppendUint32(b, math.Float32bits(any(x).(float32)))
+	}
+}
+
+// fileReader reads what fileWriter wrote, through the same checksum. Its
+// first error sticks; every later read is a no-op.
+type fileReader struct {
+	r   io.Reader
+	crc hash.Hash32
+	err error
+	buf [8]byte
+}
+
+func (fr *fileReader) read(p []byte) {
+	if fr.err != nil {
+		return
+	}
+	if _, err := io.ReadFull(fr.r, p); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("%w: truncated: %w", ErrCorrupt, err)
+		}
+		fr.err = err
+		return
+	}
+	fr.crc.Write(p)
+}
+
+func (fr *fileReader) u32() uint32 {
+	fr.read(fr.buf[:4])
+	if fr.err != nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(fr.buf[:4])
+}
+
+func (fr *fileReader) u64() uint64 {
+	fr.read(fr.buf[:8])
+	if fr.err != nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(fr.buf[:8])
+}
+
+func (fr *fileReader) fail(format string, args ...any) {
+	if fr.err == nil {
+		fr.err = fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
+	}
+}
+
+// checksum reads a stored CRC-32C and compares it with the one of every
+// byte read so far.
+func (fr *fileReader) checksum(what string) {
+	sum := fr.crc.Sum32()
+	if fr.err != nil {
+		return
+	}
+	var b [4]byte
+	if _, err := io.ReadFull(fr.r, b[:]); err != nil {
+		fr.err = fmt.Errorf("%w: truncated %s checksum: %w", ErrCorrupt, what, err)
+		return
+	}
+	fr.crc.Write(b[:])
+	if got := binary.LittleEndian.Uint32(b[:]); got != sum {
+		fr.err = fmt.Errorf("%w: %s checksum %#08x, computed %#08x", ErrCorrupt, what, got, sum)
+	}
+}
+
+// readArray reads n elements into a new slice, in pieces so that a
+// truncated file fails after reading what it holds rather than after
+// allocating what its header claims.
+func readArray[T uint16 | uint32 | uint64 | float32](fr *fileReader, n int) []T {
+	if fr.err != nil || n == 0 {
+		return nil
+	}
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	const piece = 1 << 24 // bytes
+	out := make([]T, 0, min(n, piece/size))
+	for len(out) < n && fr.err == nil {
+		m := min(n-len(out), max(len(out), piece/size))
+		start := len(out)
+		out = append(out, make([]T, m)...)
+		part := out[start:]
+		if hostLittle {
+			fr.read(unsafe.Slice((*byte)(unsafe.Pointer(&part[0])), m*size))
+			continue
+		}
+		b := make([]byte, m*size)
+		fr.read(b)
+		for i := range part {
+			part[i] = fromLE[T](b[i*size:])
+		}
+	}
+	if fr.err != nil {
+		return nil
+	}
+	return out
+}
+
+func fromLE[T uint16 | uint32 | uint64 | float32](b []byte) T {
+	var x T
+	switch p := any(&x).(type) {
+	case *uint16:
+		*p = binary.LittleEndian.Uint16(b)
+	case *uint32:
+		*p = binary.LittleEndian.Uint32(b)
+	case *uint64:
+		*p = binary.LittleEndian.Uint64(b)
+	case *float32:
+		*p = math.Float32frombits(binary.LittleEndian.Uint32(b))
+	}
+	return x
+}
+
+// countingWriter adapts the header writes into WriteTo's byte count.
+func newFileWriter(w io.Writer) *fileWriter {
+	return &fileWriter{w: bufio.NewWriterSize(w, 1<<20), crc: crc32.New(castagnoli)}
+}
+
+func newFileReader(r io.Reader) *fileReader {
+	return &fileReader{r: bufio.NewReaderSize(r, 1<<20), crc: crc32.New(castagnoli)}
+}
+
+const (
+	flagTrained = 1 << iota
+	flagExact
+)
+
+// WriteTo writes the index to w in a versioned, checksummed binary form
+// that ReadIndex reads back without re-encoding or retraining anything. It
+// returns the bytes written. Like Search, it may run concurrently with
+// other reads but not with Add or Remove.
+func (ix *Index) WriteTo(w io.Writer) (int64, error) {
+	fw := newFileWriter(w)
+	fw.write([]byte(fileMagic))
+	fw.u32(fileVersion)
+	var flags uint32
+	if ix.trained {
+		flags |= flagTrained
+	}
+	if ix.exact {
+		flags |= flagExact
+	}
+	fw.u32(uint32(max(ix.dim, 0)))
+	fw.u32(flags)
+	fw.u64(ix.seed)
+	fw.u64(uint64(int64(ix.threshold)))
+	fw.u64(uint64(len(ix.ids)))
+	fw.u32(fw.crc.Sum32())
+
+	writeArray(fw, ix.ids)
+	writeArray(fw, ix.vecs)
+	if ix.trained {
+		writeArray(fw, ix.center)
+		writeArray(fw, ix.codes)
+		writeArray(fw, ix.factor)
+		writeArray(fw, ix.pop)
+		writeArray(fw, ix.fine)
+	}
+	fw.u32(fw.crc.Sum32())
+	if fw.err == nil {
+		fw.err = fw.w.Flush()
+	}
+	if fw.err != nil {
+		return fw.n, fmt.Errorf("vector: write index: %w", fw.err)
+	}
+	return fw.n, nil
+}
+
+// ReadIndex reads an index written by WriteTo. The dimension, seed,
+// threshold and exactness come from the file; o supplies the search-time
+// settings (Oversample, Rerank). Damage of any kind (bad magic, version or
+// checksum, truncation, inconsistent contents) returns an error matching
+// ErrCorrupt; other read errors are returned wrapped.
+func ReadIndex(r io.Reader, o Options) (*Index, error) {
+	fr := newFileReader(r)
+	var magic [len(fileMagic)]byte
+	fr.read(magic[:])
+	if fr.err == nil && string(magic[:]) != fileMagic {
+		fr.fail("bad magic %q", magic[:])
+	}
+	if v := fr.u32(); fr.err == nil && v != fileVersion {
+		fr.fail("version %d, want %d", v, fileVersion)
+	}
+	dim, flags, seed := fr.u32(), fr.u32(), fr.u64()
+	threshold, n := int64(fr.u64()), fr.u64()
+	fr.checksum("header")
+	if fr.err == nil && (dim == 0 || dim > maxFileDim || flags&^(flagTrained|flagExact) != 0 || n > math.MaxUint32 || seed == 0) {
+		fr.fail("header out of range: dim %d, flags %#x, %d vectors", dim, flags, n)
+	}
+	if fr.err != nil {
+		return nil, fmt.Errorf("vector: read index: %w", fr.err)
+	}
+	o.Seed, o.Exact, o.ExactThreshold = seed, flags&flagExact != 0, int(threshold)
+	ix := New(int(dim), o)
+	count := int(n)
+	ix.ids = readArray[uint32](fr, count)
+	ix.vecs = readArray[float32](fr, count*ix.dim)
+	if flags&flagTrained != 0 {
+		ix.trained = true
+		ix.center = readArray[float32](fr, ix.dim)
+		ix.codes = readArray[uint64](fr, count*ix.words)
+		ix.factor = readArray[float32](fr, count)
+		ix.pop = readArray[uint16](fr, count)
+		ix.fine = readArray[uint64](fr, count*ix.fineStride())
+		ix.encBuf = make([]float32, ix.pdim)
+	}
+	fr.checksum("file")
+	if fr.err == nil {
+		if _, err := fr.r.Read(fr.buf[:1]); err != io.EOF {
+			fr.fail("data after the end of the index")
+		}
+	}
+	if fr.err != nil {
+		return nil, fmt.Errorf("vector: read index: %w", fr.err)
+	}
+	ix.slot = make(map[uint32]uint32, count)
+	for s, id := range ix.ids {
+		if _, dup := ix.slot[id]; dup {
+			return nil, fmt.Errorf("vector: read index: %w: id %d stored twice", ErrCorrupt, id)
+		}
+		ix.slot[id] = uint32(s)
+	}
+	return ix, nil
+}
