@@ -244,16 +244,20 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	fw.u64(ix.seed)
 	fw.u64(uint64(int64(ix.threshold)))
 	fw.u64(uint64(len(ix.ids)))
+	fw.u64(uint64(ix.listMax))
+	fw.u64(uint64(len(ix.lists)))
 	fw.u32(fw.crc.Sum32())
 
 	writeArray(fw, ix.ids)
 	writeArray(fw, ix.vecs)
-	if ix.trained {
-		writeArray(fw, ix.center)
-		writeArray(fw, ix.codes)
-		writeArray(fw, ix.factor)
-		writeArray(fw, ix.pop)
-		writeArray(fw, ix.fine)
+	for _, L := range ix.lists {
+		writeArray(fw, L.centroid)
+		fw.u64(uint64(len(L.slots)))
+		writeArray(fw, L.slots)
+		writeArray(fw, L.codes)
+		writeArray(fw, L.factor)
+		writeArray(fw, L.pop)
+		writeArray(fw, L.fine)
 	}
 	fw.u32(fw.crc.Sum32())
 	if fw.err == nil {
@@ -281,27 +285,53 @@ func ReadIndex(r io.Reader, o Options) (*Index, error) {
 		fr.fail("version %d, want %d", v, fileVersion)
 	}
 	dim, flags, seed := fr.u32(), fr.u32(), fr.u64()
-	threshold, n := int64(fr.u64()), fr.u64()
+	threshold, n, listMax, nlists := int64(fr.u64()), fr.u64(), fr.u64(), fr.u64()
 	fr.checksum("header")
-	if fr.err == nil && (dim == 0 || dim > maxFileDim || flags&^(flagTrained|flagExact) != 0 || n > math.MaxUint32 || seed == 0) {
-		fr.fail("header out of range: dim %d, flags %#x, %d vectors", dim, flags, n)
+	trained := flags&flagTrained != 0
+	if fr.err == nil && (dim == 0 || dim > maxFileDim || flags&^(flagTrained|flagExact) != 0 || n > math.MaxUint32 ||
+		seed == 0 || listMax == 0 || listMax > math.MaxUint32 || nlists > n+1 || trained != (nlists > 0)) {
+		fr.fail("header out of range: dim %d, flags %#x, %d vectors, %d lists", dim, flags, n, nlists)
 	}
 	if fr.err != nil {
 		return nil, fmt.Errorf("vector: read index: %w", fr.err)
 	}
-	o.Seed, o.Exact, o.ExactThreshold = seed, flags&flagExact != 0, int(threshold)
+	o.Seed, o.Exact, o.ExactThreshold, o.ListSize = seed, flags&flagExact != 0, int(threshold), int(listMax)
 	ix := New(int(dim), o)
 	count := int(n)
 	ix.ids = readArray[uint32](fr, count)
 	ix.vecs = readArray[float32](fr, count*ix.dim)
-	if flags&flagTrained != 0 {
+	if trained {
 		ix.trained = true
-		ix.center = readArray[float32](fr, ix.dim)
-		ix.codes = readArray[uint64](fr, count*ix.words)
-		ix.factor = readArray[float32](fr, count)
-		ix.pop = readArray[uint16](fr, count)
-		ix.fine = readArray[uint64](fr, count*ix.fineStride())
 		ix.encBuf = make([]float32, ix.pdim)
+		ix.lists = make([]*list, 0, nlists)
+		total := 0
+		for range nlists {
+			c := readArray[float32](fr, ix.dim)
+			size := fr.u64()
+			if fr.err == nil && size > uint64(count-total) {
+				fr.fail("lists hold more than %d vectors", count)
+			}
+			for _, x := range c {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					fr.fail("centroid not finite")
+					break
+				}
+			}
+			if fr.err != nil {
+				break
+			}
+			m := int(size)
+			total += m
+			L := ix.lists[ix.addList(c)]
+			L.slots = readArray[uint32](fr, m)
+			L.codes = readArray[uint64](fr, m*ix.words)
+			L.factor = readArray[float32](fr, m)
+			L.pop = readArray[uint16](fr, m)
+			L.fine = readArray[uint64](fr, m*ix.fineStride())
+		}
+		if fr.err == nil && total != count {
+			fr.fail("lists hold %d vectors, want %d", total, count)
+		}
 	}
 	fr.checksum("file")
 	if fr.err == nil {
@@ -312,6 +342,9 @@ func ReadIndex(r io.Reader, o Options) (*Index, error) {
 	if fr.err != nil {
 		return nil, fmt.Errorf("vector: read index: %w", fr.err)
 	}
+	if err := ix.rebuildWhere(); err != nil {
+		return nil, fmt.Errorf("vector: read index: %w", err)
+	}
 	ix.slot = make(map[uint32]uint32, count)
 	for s, id := range ix.ids {
 		if _, dup := ix.slot[id]; dup {
@@ -320,4 +353,25 @@ func ReadIndex(r io.Reader, o Options) (*Index, error) {
 		ix.slot[id] = uint32(s)
 	}
 	return ix, nil
+}
+
+// rebuildWhere derives each slot's list and position from the lists and
+// checks that every slot is in exactly one list.
+func (ix *Index) rebuildWhere() error {
+	if !ix.trained {
+		return nil
+	}
+	n := len(ix.ids)
+	ix.where = make([]loc, n)
+	seen := make([]bool, n)
+	for l, L := range ix.lists {
+		for p, s := range L.slots {
+			if int(s) >= n || seen[s] {
+				return fmt.Errorf("%w: slot %d listed twice or out of range", ErrCorrupt, s)
+			}
+			seen[s] = true
+			ix.where[s] = loc{list: uint32(l), pos: uint32(p)}
+		}
+	}
+	return nil
 }
