@@ -365,11 +365,13 @@ func (ix *Index) rebuildWhere() error {
 	ix.where = make([]loc, n)
 	seen := make([]bool, n)
 	for l, L := range ix.lists {
+		L.ids = make([]uint32, len(L.slots))
 		for p, s := range L.slots {
 			if int(s) >= n || seen[s] {
 				return fmt.Errorf("%w: slot %d listed twice or out of range", ErrCorrupt, s)
 			}
 			seen[s] = true
+			L.ids[p] = ix.ids[s]
 			ix.where[s] = loc{list: uint32(l), pos: uint32(p)}
 		}
 	}

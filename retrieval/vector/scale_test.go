@@ -31,6 +31,9 @@ func TestScale(t *testing.T) {
 	for _, kind := range kinds {
 		var vecs, qs [][]float32
 		if kind == "clustered" {
+			w := workload.NewClustered(n, workload.ClusterOptions{})
+			vecs, qs = w.Docs, w.Queries
+		} else if kind == "clustered-fine" {
 			all := clustered(1, n+nq, dim, max(n/100, 10))
 			vecs, qs = all[:n], all[n:]
 		} else {
@@ -44,8 +47,8 @@ func TestScale(t *testing.T) {
 			ix = buildIndex(t, vecs, Options{ListSize: listSize()})
 			cpu = workload.CPUTime() - c0
 		})
-		t.Logf("%s n=%d: build %.1f µs CPU/vector, %d lists, heap %.0f MiB (%.0f B/vector)",
-			kind, n, float64(cpu.Microseconds())/float64(n), len(ix.lists), mb, mb*(1<<20)/float64(n))
+		t.Logf("%s n=%d: build %.1f µs CPU/vector, %d lists, heap %.0f MiB (%.0f B/vector), process RSS %s (workload included)",
+			kind, n, float64(cpu.Microseconds())/float64(n), len(ix.lists), mb, mb*(1<<20)/float64(n), rss())
 		for _, sel := range filters() {
 			var accept func(uint32) bool
 			if sel > 0 {
@@ -120,4 +123,18 @@ func filters() []int {
 func listSize() int {
 	n, _ := strconv.Atoi(os.Getenv("ADAPTRAG_VECTOR_LIST"))
 	return n
+}
+
+// rss is the process's resident set as /proc reports it, or "?".
+func rss() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "?"
 }

@@ -84,7 +84,7 @@ const (
 	// DefaultListSize is the size at which a list splits in two.
 	DefaultListSize = 1024
 	// DefaultProbe scales the vectors a search scans, Probe·sqrt(k·N).
-	DefaultProbe = 12
+	DefaultProbe = 6
 	// DefaultSeed seeds the rotation when Options.Seed is zero.
 	DefaultSeed = 0x5eed
 )
@@ -168,6 +168,7 @@ type list struct {
 	centroid []float32 // dim; fixed while the list exists
 	half     float32   // |centroid|²/2, for the squared-distance order
 	slots    []uint32
+	ids      []uint32  // per entry, the slot's id: a filter reads it in order
 	codes    []uint64  // words per entry: sign bits of u
 	factor   []float32 // per entry: |u|² / ⟨u, sign(u)⟩, RaBitQ's correction
 	pop      []uint16  // per entry: number of set bits in the code
@@ -449,6 +450,7 @@ func (ix *Index) link(s uint32, l int) {
 	L := ix.lists[l]
 	pos := len(L.slots)
 	L.slots = append(L.slots, s)
+	L.ids = append(L.ids, ix.ids[s])
 	L.codes = append(L.codes, make([]uint64, ix.words)...)
 	L.factor = append(L.factor, 0)
 	L.pop = append(L.pop, 0)
@@ -466,6 +468,7 @@ func (ix *Index) unlink(s uint32) {
 	if p := int(w.pos); p != last {
 		moved := L.slots[last]
 		L.slots[p] = moved
+		L.ids[p] = L.ids[last]
 		copy(L.codes[p*ix.words:(p+1)*ix.words], L.codes[last*ix.words:])
 		L.factor[p] = L.factor[last]
 		L.pop[p] = L.pop[last]
@@ -474,6 +477,7 @@ func (ix *Index) unlink(s uint32) {
 		ix.where[moved].pos = uint32(p)
 	}
 	L.slots = L.slots[:last]
+	L.ids = L.ids[:last]
 	L.codes = L.codes[:last*ix.words]
 	L.factor = L.factor[:last]
 	L.pop = L.pop[:last]
@@ -680,9 +684,12 @@ func (ix *Index) rerank(k, n int) int {
 	return max(c, k)
 }
 
-// budget returns how many vectors a search for k among n scans.
+// budget returns how many vectors a search for k among n scans. Below
+// k = 50 it does not shrink: the lists a query needs are those its nearest
+// neighbours fall in, and the first 10 of them are spread over nearly as
+// many lists as the first 50.
 func (ix *Index) budget(k, n int) int {
-	return int(math.Ceil(ix.probe * math.Sqrt(float64(k)*float64(n))))
+	return int(math.Ceil(ix.probe * math.Sqrt(float64(max(k, 50))*float64(n))))
 }
 
 // Search returns the k vectors most similar to q by cosine, best first
@@ -815,8 +822,10 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 	// Unfiltered, the probe stops once budget(k, n) vectors are scanned. A
 	// filter is treated as an index of its own of the accepted vectors,
 	// whose count it estimates from the rate seen so far: the probe goes on
-	// until it has also kept budget(k, accepted) of them, so a filter that
-	// passes a fraction f of the vectors scans about 1/sqrt(f) times more.
+	// until it has also kept half of budget(k, accepted) of them, so a
+	// filter that passes a fraction f of the vectors scans about
+	// 1/(2·sqrt(f)) times more (half: the accepted vectors are scored with
+	// the candidate counts of the vectors scanned, larger than their own).
 	budget := ix.budget(k, n)
 	est, ent := sc.est[:0], sc.ent[:0]
 	scanned := 0
@@ -834,7 +843,7 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 		c := qc[o.l]
 		kept := 0
 		for i, e := range part {
-			if accept != nil && !accept(ix.ids[L.slots[i]]) {
+			if accept != nil && !accept(L.ids[i]) {
 				continue
 			}
 			e += c
@@ -856,7 +865,7 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 		if accept == nil {
 			break
 		}
-		if a := len(est); a > 0 && a >= ix.budget(k, int(float64(n)*float64(a)/float64(scanned))) {
+		if a := len(est); a > 0 && 2*a >= ix.budget(k, int(float64(n)*float64(a)/float64(scanned))) {
 			break
 		}
 	}

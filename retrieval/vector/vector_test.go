@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/adaptrag/adaptrag/internal/workload"
 	"github.com/adaptrag/adaptrag/retrieval"
 )
 
@@ -57,8 +58,9 @@ func TestRecall(t *testing.T) {
 	// Clustered data, the shape of real embeddings: the defaults must
 	// reach recall 0.95 while scanning a fraction of the index.
 	t.Run("clustered", func(t *testing.T) {
-		const n, dim = 20000, 96
-		vecs, queries := clustered(1, n, dim, 200), clustered(2, 40, dim, 200)
+		const n = 20000
+		w := workload.NewClustered(n, workload.ClusterOptions{})
+		vecs, queries := w.Docs, w.Queries[:100]
 		ix := buildIndex(t, vecs, Options{})
 		if len(ix.lists) < 10 {
 			t.Fatalf("%d vectors in %d lists, want at least 10", n, len(ix.lists))
