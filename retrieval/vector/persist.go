@@ -163,30 +163,26 @@ func (fr *fileReader) checksum(what string) {
 	}
 }
 
-// readArray reads n elements into a new slice, in pieces so that a
-// truncated file fails after reading what it holds rather than after
-// allocating what its header claims.
+// readArray reads n elements into a new slice of exactly n. The counts
+// come from a header whose checksum has been verified, so a damaged file
+// cannot ask for more than its writer stored.
 func readArray[T uint16 | uint32 | uint64 | float32](fr *fileReader, n int) []T {
 	if fr.err != nil || n == 0 {
 		return nil
 	}
-	var zero T
-	size := int(unsafe.Sizeof(zero))
-	const piece = 1 << 24 // bytes
-	out := make([]T, 0, min(n, piece/size))
-	for len(out) < n && fr.err == nil {
-		m := min(n-len(out), max(len(out), piece/size))
-		start := len(out)
-		out = append(out, make([]T, m)...)
-		part := out[start:]
-		if hostLittle {
-			fr.read(unsafe.Slice((*byte)(unsafe.Pointer(&part[0])), m*size))
-			continue
-		}
-		b := make([]byte, m*size)
-		fr.read(b)
-		for i := range part {
-			part[i] = fromLE[T](b[i*size:])
+	out := make([]T, n)
+	size := int(unsafe.Sizeof(out[0]))
+	if hostLittle {
+		fr.read(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), n*size))
+	} else {
+		const piece = 1 << 16
+		b := make([]byte, piece*size)
+		for i := 0; i < n && fr.err == nil; i += piece {
+			part := out[i:min(i+piece, n)]
+			fr.read(b[:len(part)*size])
+			for j := range part {
+				part[j] = fromLE[T](b[j*size:])
+			}
 		}
 	}
 	if fr.err != nil {
