@@ -2,6 +2,11 @@
 // of retrieval/vector, retrieval/memstore and retrieval/bm25 share, plus the
 // measurement helpers they report with (HeapMB, Recall, CPUTime).
 //
+// NewClustered is a second dense workload, of this project only: a mixture
+// of many anisotropic clusters with a decaying spectrum, closer to real
+// sentence embeddings than the isotropic NewDense, on which every index is
+// at its worst. Tune on both; report both.
+//
 // The generator is copied, with attribution, from NewDense and NewLexical in
 // ../shared/bench/retrieval/gen.go (relative to the repository root; package
 // retrievalbench), where existing
@@ -149,9 +154,10 @@ func (l Lexical) Fingerprint() uint64 {
 // to use, and a Cache is safe for concurrent use. Callers must treat the
 // returned workloads as read-only, since they are shared.
 type Cache struct {
-	mu    sync.Mutex
-	dense map[int]Dense
-	lex   map[int]Lexical
+	mu        sync.Mutex
+	dense     map[int]Dense
+	lex       map[int]Lexical
+	clustered map[int]Clustered
 }
 
 // Dense returns NewDense(n), drawn on the first call for n.
