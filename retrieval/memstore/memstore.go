@@ -515,6 +515,9 @@ func (s *Store) grow(count uint64, bytes int64) {
 		s.byKey = make(map[key]uint32, n)
 	}
 	s.lex.Grow(n)
+	if s.vec != nil {
+		s.vec.Grow(n)
+	}
 }
 
 // lexText is what BM25 indexes: the title, then the text.
