@@ -307,6 +307,9 @@ func (s *Store) compactAt() int64 {
 // writers wait at most for one piece.
 const snapPiece = 2048
 
+// syncEvery is how much of a snapshot is written between its fsyncs.
+const syncEvery = 32 << 20
+
 // cowState is what a compaction under way needs writers to keep: the
 // records it has not written yet, as they were when it began. Writers
 // change a record only after preserve saved it.
@@ -452,6 +455,7 @@ func writeSnapshot(ctx context.Context, path string, gen, seq uint64, dim int, c
 	}
 	var buf, piece []byte
 	written := uint64(0)
+	var unsynced int64
 	for lo := 0; lo < limit; lo += snapPiece {
 		if err := ctx.Err(); err != nil {
 			return 0, err
@@ -493,6 +497,17 @@ func writeSnapshot(ctx context.Context, path string, gen, seq uint64, dim int, c
 		}
 		if _, err := w.Write(piece); err != nil {
 			return 0, err
+		}
+		if unsynced += int64(len(piece)); sync && unsynced >= syncEvery {
+			// Flushed as it goes, so that the log's fsyncs meanwhile do
+			// not wait behind a gigabyte of dirty snapshot pages.
+			if err := w.Flush(); err != nil {
+				return 0, err
+			}
+			if err := f.Sync(); err != nil {
+				return 0, err
+			}
+			unsynced = 0
 		}
 	}
 	if written != count {
