@@ -217,3 +217,50 @@ func BenchmarkFilteredCrossover(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompactionStall: one op = one compaction of a durable store of
+// 30,000 workload chunks while a writer upserts batches of 64 (fsynced) as
+// fast as it can. compact-ms is how long the compaction took and
+// longest-upsert-ms the longest write meanwhile: a compaction that held
+// writes off for its whole run would make the two equal.
+func BenchmarkCompactionStall(b *testing.B) {
+	const n = 30_000
+	w := hybridWorkload(100_000)
+	dir := b.TempDir()
+	s := ingest(b, w.chunks[:n], Options{Dir: dir, CompactBytes: -1})
+	defer s.Close()
+	ctx := context.Background()
+	var compact, longest, writes float64
+	next := n
+	for b.Loop() {
+		done := make(chan error, 1)
+		t0 := time.Now()
+		go func() { done <- s.Compact(ctx) }()
+		var worst time.Duration
+	loop:
+		for {
+			select {
+			case err := <-done:
+				if err != nil {
+					b.Fatal(err)
+				}
+				break loop
+			default:
+			}
+			t1 := time.Now()
+			if err := s.Upsert(ctx, w.chunks[next:next+64]); err != nil {
+				b.Fatal(err)
+			}
+			worst = max(worst, time.Since(t1))
+			writes++
+			if next += 64; next+64 > len(w.chunks) {
+				next = n
+			}
+		}
+		compact += float64(time.Since(t0)) / 1e6
+		longest = max(longest, float64(worst)/1e6)
+	}
+	b.ReportMetric(compact/float64(b.N), "compact-ms")
+	b.ReportMetric(longest, "longest-upsert-ms")
+	b.ReportMetric(writes/float64(b.N), "writes/compaction")
+}

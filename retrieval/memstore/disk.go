@@ -387,49 +387,72 @@ func (d *disk) compact(ctx context.Context, s *Store) (err error) {
 	if err != nil {
 		return err
 	}
-	// The records written so far go to the new log outside the lock; the
-	// few written meanwhile follow under it.
+	// The snapshot goes into place first, without the write lock: beside
+	// the old log, of an older generation, it is a valid store (Open
+	// applies the log's records after seq), whatever happens next. Should
+	// the new log fail, writes go on to the old one.
+	if err := os.Rename(tmpSnap, d.path(snapName)); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	d.snapGen, d.snapSize = gen, size
+	s.mu.Unlock()
+	if err := d.syncDir(); err != nil {
+		return err
+	}
+	// The records written since the cut go to the new log outside the
+	// lock, a few rounds while writers go on, so that only a small rest
+	// is copied under it.
 	s.mu.RLock()
 	mid := d.walSize
 	s.mu.RUnlock()
 	if logF, err = d.startLog(gen, seq, oldLog, tailOff, mid); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if d.broken != nil {
-		return d.broken
-	}
-	if s.closed {
-		return ErrClosed
-	}
-	if err := os.Rename(tmpSnap, d.path(snapName)); err != nil {
-		return err
-	}
-	if err := d.syncDir(); err != nil {
-		return err
-	}
-	// From here the snapshot holds everything up to seq, and beside it
-	// the old log, of an older generation, is still a valid store: Open
-	// applies its records after seq. Should the new log fail, writes go
-	// on to the old one.
-	d.snapGen, d.snapSize = gen, size
-	end := d.walSize
-	if end > mid {
+	for range 3 {
+		s.mu.RLock()
+		end := d.walSize
+		s.mu.RUnlock()
+		if end-mid < 1<<20 {
+			break
+		}
 		if _, err := io.Copy(logF, io.NewSectionReader(oldLog, mid, end-mid)); err != nil {
 			return err
 		}
 		if err := d.syncFile(logF); err != nil {
 			return err
 		}
+		mid = end
 	}
-	f := logF
-	logF = nil // installLog owns it now
-	if err := d.installLog(f, seq, walHeaderLen+end-tailOff); err != nil {
+	if err := func() error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if d.broken != nil {
+			return d.broken
+		}
+		end := d.walSize
+		if end > mid {
+			if _, err := io.Copy(logF, io.NewSectionReader(oldLog, mid, end-mid)); err != nil {
+				return err
+			}
+			if err := d.syncFile(logF); err != nil {
+				return err
+			}
+		}
+		f := logF
+		logF = nil // installLog owns it now
+		// The rename is synced before any write to the new log returns.
+		if err := d.installLog(f, seq, walHeaderLen+end-tailOff); err != nil {
+			return err
+		}
+		d.gen = gen
+		return d.writeNote(false)
+	}(); err != nil {
 		return err
 	}
-	d.gen = gen
-	return d.writeNote(true)
+	// The mark is synced outside the lock: until it is, a crash only
+	// leaves a mark that promises less.
+	return d.syncFile(d.lock)
 }
 
 // writeSnapshot writes the state of s as of a compaction's cut (or, with
