@@ -133,6 +133,22 @@ func New(p Params) *Index {
 	return ix
 }
 
+// Grow makes room for n more documents, so that an index loaded with a
+// known number of documents does not copy its per-document arrays over and
+// over as they double. It changes nothing else.
+func (ix *Index) Grow(n int) {
+	if n <= 0 {
+		return
+	}
+	ix.ids = slices.Grow(ix.ids, n)
+	ix.lens = slices.Grow(ix.lens, n)
+	ix.live = slices.Grow(ix.live, n)
+	ix.fwdOff = slices.Grow(ix.fwdOff, n)
+	if len(ix.slotOf) == 0 {
+		ix.slotOf = make(map[uint32]uint32, n)
+	}
+}
+
 // Len returns the number of documents in the index.
 func (ix *Index) Len() int { return ix.nLive }
 

@@ -237,3 +237,96 @@ func (h *topK) down(i int) {
 		i = w
 	}
 }
+
+// SearchAmong is Search restricted to the documents ids: it scores only
+// those (in any order; repeated, absent and removed ids are ignored) and
+// returns the k best, best first, ties by ascending id, with the very
+// scores Search gives them. Its cost grows with len(ids) and the query's
+// posting lists walked by skipping, not with the index: a caller that knows
+// the few documents a filter admits (a payload index) gets their ranking
+// without Search visiting every posting and asking accept about each.
+func (ix *Index) SearchAmong(query string, k int, ids []uint32) []Scored {
+	if k <= 0 || len(ids) == 0 {
+		return nil
+	}
+	return ix.SearchTokensAmong(ix.an.Tokens(query), k, ids)
+}
+
+// SearchTokensAmong is SearchAmong for a query that is already analyzed.
+func (ix *Index) SearchTokensAmong(tokens []string, k int, ids []uint32) []Scored {
+	if k <= 0 || len(tokens) == 0 || len(ids) == 0 || ix.nLive == 0 {
+		return nil
+	}
+	q := ix.prepare(tokens)
+	if len(q.terms) == 0 {
+		return nil
+	}
+	slots := make([]uint32, 0, len(ids))
+	for _, id := range ids {
+		if s, ok := ix.slotOf[id]; ok {
+			slots = append(slots, s)
+		}
+	}
+	slices.Sort(slots)
+	slots = slices.Compact(slots)
+	// contrib[i*nt+j] is term j's contribution to slots[i], filled term by
+	// term and summed in term order as run sums it, so that scores are
+	// bit-identical to Search's.
+	nt := len(q.terms)
+	contrib := make([]float64, len(slots)*nt)
+	matched := make([]bool, len(slots))
+	for j := range q.terms {
+		t := &q.terms[j]
+		if len(t.slots) < len(slots) {
+			// A short posting list: probe the candidates for each posting.
+			pos := 0
+			for p, s := range t.slots {
+				pos = advance(slots, pos, s)
+				if pos == len(slots) {
+					break
+				}
+				if slots[pos] == s {
+					contrib[pos*nt+j] = t.weight * q.sc.tfPart(t.tfs[p], ix.lens[s])
+					matched[pos] = true
+				}
+			}
+			continue
+		}
+		pos := 0
+		for i, s := range slots {
+			pos = advance(t.slots, pos, s)
+			if pos == len(t.slots) {
+				break
+			}
+			if t.slots[pos] == s {
+				contrib[i*nt+j] = t.weight * q.sc.tfPart(t.tfs[pos], ix.lens[s])
+				matched[i] = true
+			}
+		}
+	}
+	k = min(k, len(slots))
+	h := topK{items: make([]entry, 0, k)}
+	for i, s := range slots {
+		if !matched[i] || !ix.live[s] {
+			continue
+		}
+		score := 0.0
+		for _, c := range contrib[i*nt : (i+1)*nt] {
+			score += c
+		}
+		e := entry{score: score, id: ix.ids[s]}
+		if len(h.items) == k && !e.better(h.items[0]) {
+			continue
+		}
+		h.push(e, k)
+	}
+	if len(h.items) == 0 {
+		return nil
+	}
+	out := make([]Scored, len(h.items))
+	for i, e := range h.items {
+		out[i] = Scored{ID: e.id, Score: e.score}
+	}
+	slices.SortFunc(out, byScore)
+	return out
+}

@@ -158,3 +158,109 @@ func BenchmarkOpen(b *testing.B) {
 		s.Close()
 	}
 }
+
+// BenchmarkFilteredCrossover measures where the planner's exact path
+// (scoring the matching set) and its index path (searching the index with
+// the posting-list accept func) cost the same: one op = one top-50 search
+// of an in-memory store of 100,000 workload chunks, each in one of 1000
+// sources, with a source filter admitting the given share of them, by
+// each path forced.
+func BenchmarkFilteredCrossover(b *testing.B) {
+	const n = 100_000
+	w := hybridWorkload(n)
+	chunks := slices.Clone(w.chunks)
+	for i := range chunks {
+		chunks[i].Source = "s" + strconv.Itoa(int(uint32(i)*2654435761%1000))
+	}
+	s := ingest(b, chunks, Options{})
+	defer s.Close()
+	ctx := context.Background()
+	for _, permille := range []int{1, 10, 30, 60, 100, 200, 300} {
+		var vals []string
+		for v := range permille {
+			vals = append(vals, "s"+strconv.Itoa(v))
+		}
+		for _, path := range []struct {
+			name  string
+			limit int
+		}{{"exact", 1 << 30}, {"index", -1}} {
+			for _, leg := range []string{"dense", "bm25"} {
+				b.Run(fmt.Sprintf("share=%.1f%%/%s/%s", float64(permille)/10, leg, path.name), func(b *testing.B) {
+					s.exactLimit = path.limit
+					defer func() { s.exactLimit = 0 }()
+					var lat []time.Duration
+					q := 0
+					cpu0 := workload.CPUTime()
+					for b.Loop() {
+						req := w.queries[q]
+						req.Filter = retrieval.Filter{Must: []retrieval.Condition{{Key: retrieval.KeySource, Values: vals}}}
+						t0 := time.Now()
+						var err error
+						if leg == "dense" {
+							_, err = s.SearchDense(ctx, req)
+						} else {
+							_, err = s.SearchSparse(ctx, req)
+						}
+						lat = append(lat, time.Since(t0))
+						if err != nil {
+							b.Fatal(err)
+						}
+						q = (q + 1) % len(w.queries)
+					}
+					// Process CPU time per op: on a shared machine it is
+					// steadier than wall time.
+					b.ReportMetric(float64(workload.CPUTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+					slices.Sort(lat)
+					b.ReportMetric(float64(lat[len(lat)/2])/1e6, "p50-ms")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkCompactionStall: one op = one compaction of a durable store of
+// 30,000 workload chunks while a writer upserts batches of 64 (fsynced) as
+// fast as it can. compact-ms is how long the compaction took and
+// longest-upsert-ms the longest write meanwhile: a compaction that held
+// writes off for its whole run would make the two equal.
+func BenchmarkCompactionStall(b *testing.B) {
+	const n = 30_000
+	w := hybridWorkload(100_000)
+	dir := b.TempDir()
+	s := ingest(b, w.chunks[:n], Options{Dir: dir, CompactBytes: -1})
+	defer s.Close()
+	ctx := context.Background()
+	var compact, longest, writes float64
+	next := n
+	for b.Loop() {
+		done := make(chan error, 1)
+		t0 := time.Now()
+		go func() { done <- s.Compact(ctx) }()
+		var worst time.Duration
+	loop:
+		for {
+			select {
+			case err := <-done:
+				if err != nil {
+					b.Fatal(err)
+				}
+				break loop
+			default:
+			}
+			t1 := time.Now()
+			if err := s.Upsert(ctx, w.chunks[next:next+64]); err != nil {
+				b.Fatal(err)
+			}
+			worst = max(worst, time.Since(t1))
+			writes++
+			if next += 64; next+64 > len(w.chunks) {
+				next = n
+			}
+		}
+		compact += float64(time.Since(t0)) / 1e6
+		longest = max(longest, float64(worst)/1e6)
+	}
+	b.ReportMetric(compact/float64(b.N), "compact-ms")
+	b.ReportMetric(longest, "longest-upsert-ms")
+	b.ReportMetric(writes/float64(b.N), "writes/compaction")
+}

@@ -60,14 +60,21 @@ func appendChunk(b []byte, c *retrieval.Chunk) []byte {
 type reader struct {
 	r   io.Reader
 	br  io.ByteReader
-	err error
+	mem *byteSlice // r, when the source is in memory: read without copies
+	// slab, when set, is where vectors are decoded to (appended): a
+	// loader that hands each batch to the indexes, which copy the
+	// vectors, reuses it instead of allocating every vector.
+	slab *[]float32
+	err  error
 }
 
 func newReader(r interface {
 	io.Reader
 	io.ByteReader
 }) *reader {
-	return &reader{r: r, br: r}
+	d := &reader{r: r, br: r}
+	d.mem, _ = r.(*byteSlice)
+	return d
 }
 
 func (d *reader) fail(err error) {
@@ -126,6 +133,11 @@ func (d *reader) str() string {
 	if d.short(n) {
 		return ""
 	}
+	if d.mem != nil {
+		s := string(d.mem.b[:n])
+		d.mem.b = d.mem.b[n:]
+		return s
+	}
 	b := make([]byte, n)
 	if _, err := io.ReadFull(d.r, b); err != nil {
 		d.fail(err)
@@ -162,12 +174,26 @@ func (d *reader) chunk() retrieval.Chunk {
 	}
 	if d.err == nil && n > 0 && !d.short(4*n) {
 		// One read for the whole vector: per-float reads dominated loading.
-		raw := make([]byte, 4*n)
-		if _, err := io.ReadFull(d.r, raw); err != nil {
-			d.fail(err)
-			return c
+		var raw []byte
+		if d.mem != nil {
+			raw, d.mem.b = d.mem.b[:4*n], d.mem.b[4*n:]
+		} else {
+			raw = make([]byte, 4*n)
+			if _, err := io.ReadFull(d.r, raw); err != nil {
+				d.fail(err)
+				return c
+			}
 		}
-		c.Vector = make([]float32, n)
+		if d.slab != nil {
+			if cap(*d.slab)-len(*d.slab) < int(n) {
+				*d.slab = make([]float32, 0, max(int(n)*1024, cap(*d.slab)))
+			}
+			l := len(*d.slab)
+			*d.slab = (*d.slab)[:l+int(n)]
+			c.Vector = (*d.slab)[l : l+int(n) : l+int(n)]
+		} else {
+			c.Vector = make([]float32, n)
+		}
 		for i := range c.Vector {
 			c.Vector[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 		}

@@ -28,13 +28,17 @@ type disk struct {
 	lock    *os.File // the writer's flock; nil for a reader
 	wal     *os.File // the writer's log; nil for a reader
 	walSize int64    // writer: log size; reader: offset after the last record applied
-	gen     uint64   // generation of the snapshot (and of the log)
-	base    uint64   // sequence number the log starts after
-	seq     uint64   // sequence number of the last record written or applied
-	version uint32   // format of the log
-	logInfo os.FileInfo
+	gen     uint64   // generation of the log (and, but after a failed compaction, of the snapshot)
+	snapGen uint64   // generation of the snapshot, >= gen
+	// snapSize is the size of the snapshot: the log may grow to half of
+	// it before a compaction, so that compactions rewrite the store a
+	// bounded number of times however large it grows.
+	snapSize int64
+	base     uint64 // sequence number the log starts after
+	seq      uint64 // sequence number of the last record written or applied
+	version  uint32 // format of the log
+	logInfo  os.FileInfo
 
-	needLog   bool  // compaction replaced the snapshot but not the log yet
 	noteSized bool  // LOCK has the length of a mark
 	broken    error // a failed write left the log in an unknown state
 }
@@ -78,12 +82,16 @@ func openWriter(ctx context.Context, dir string, s *Store, sync bool) (_ *disk, 
 	}
 	d.wal, d.walSize, d.version = l.log, l.end, l.hdr.version
 	d.gen, d.base, d.seq = l.gen, l.base, l.seq
+	d.snapGen, d.snapSize = l.gen, l.snapSize
 	if !l.stale {
 		d.base = l.hdr.base
 	}
 	switch {
 	case l.stale:
-		if err := d.newLog(); err != nil {
+		// The snapshot is newer than the log: the log's records after
+		// the snapshot's (written while it was being made) move to a
+		// log of the snapshot's generation.
+		if err := d.newLogFrom(l.log, l.tailOff, l.end); err != nil {
 			return nil, err
 		}
 	case l.torn:
@@ -190,12 +198,6 @@ func (d *disk) append(payload []byte) error {
 	if len(payload) > maxRecord {
 		return fmt.Errorf("%w: batch of %d bytes exceeds the %d-byte record limit", retrieval.ErrInvalid, len(payload), maxRecord)
 	}
-	if d.needLog {
-		if err := d.newLog(); err != nil {
-			return fmt.Errorf("start a new log after compaction: %w", err)
-		}
-		d.needLog = false
-	}
 	buf := appendFrame(make([]byte, 0, recHeaderLen+len(payload)), d.seq+1, payload)
 	if _, err := d.wal.WriteAt(buf, d.walSize); err != nil {
 		if terr := d.wal.Truncate(d.walSize); terr != nil {
@@ -238,90 +240,327 @@ func (d *disk) syncDir() error {
 	return f.Sync()
 }
 
-// compact writes the snapshot of generation gen+1 and then an empty log of
-// that generation. The caller holds s.mu for reading, so no record is
-// written meanwhile.
-func (d *disk) compact(ctx context.Context, s *Store) error {
-	if d.broken != nil {
-		return d.broken
-	}
-	if d.needLog {
-		if err := d.newLog(); err != nil {
-			return err
-		}
-		d.needLog = false
-	}
-	gen := d.gen + 1
-	tmp := d.path(snapName + ".tmp")
-	if err := writeSnapshot(ctx, tmp, gen, d.seq, s, d.sync); err != nil {
-		os.Remove(tmp)
+// newLogFrom replaces the log by one of generation d.gen that starts
+// after record d.base and holds the bytes [from, to) of src, whole
+// records of a log, verbatim (a record frame carries its own sequence
+// number and checksum). It is written under a temporary name, synced and
+// renamed.
+func (d *disk) newLogFrom(src *os.File, from, to int64) error {
+	f, err := d.startLog(d.gen, d.base, src, from, to)
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, d.path(snapName)); err != nil {
+	return d.installLog(f, d.base, walHeaderLen+to-from)
+}
+
+// startLog writes the temporary log of generation gen after record base,
+// holding the bytes [from, to) of src, and syncs it.
+func (d *disk) startLog(gen, base uint64, src *os.File, from, to int64) (*os.File, error) {
+	tmp := d.path(walName + ".tmp")
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.Write(encodeLogHeader(gen, base))
+	if err == nil && to > from {
+		_, err = io.Copy(f, io.NewSectionReader(src, from, to-from))
+	}
+	if err == nil {
+		err = d.syncFile(f)
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, err
+	}
+	return f, nil
+}
+
+// installLog renames the temporary log f into place as the log, of size
+// bytes, starting after record base.
+func (d *disk) installLog(f *os.File, base uint64, size int64) error {
+	tmp := d.path(walName + ".tmp")
+	if err := os.Rename(tmp, d.path(walName)); err != nil {
+		f.Close()
 		os.Remove(tmp)
 		return err
 	}
 	if err := d.syncDir(); err != nil {
+		f.Close()
 		return err
 	}
-	// From here the snapshot holds everything: a crash before the new log
-	// is in place leaves a stale log that Open discards. Until the new log
-	// is in place nothing may be appended to the old one, whose records
-	// the next Open would discard as stale.
-	d.gen = gen
-	if err := d.newLog(); err != nil {
-		d.needLog = true
-		return err
+	if d.wal != nil {
+		d.wal.Close()
 	}
-	return d.writeNote(true)
+	d.wal, d.walSize, d.base, d.version = f, size, base, formatVersion
+	return nil
 }
 
-// writeSnapshot writes the state of s to path in format 2 and syncs it.
-func writeSnapshot(ctx context.Context, path string, gen, seq uint64, s *Store, sync bool) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+// compactAt is the log size past which a write starts a compaction: the
+// configured size, or half the snapshot when that is larger, so that the
+// store is rewritten O(log n) times as it grows to n chunks, not O(n).
+func (s *Store) compactAt() int64 {
+	return max(s.opts.CompactBytes, s.disk.snapSize/2)
+}
+
+// snapPiece is how many records a compaction reads under one read lock:
+// writers wait at most for one piece.
+const snapPiece = 2048
+
+// syncEvery is how much of a snapshot is written between its fsyncs.
+const syncEvery = 32 << 20
+
+// cowState is what a compaction under way needs writers to keep: the
+// records it has not written yet, as they were when it began. Writers
+// change a record only after preserve saved it.
+type cowState struct {
+	limit  uint32 // ids below it existed when the compaction began
+	cursor uint32 // ids below it are written
+	saved  map[uint32]preimage
+}
+
+// preimage is a record as it was when the compaction began.
+type preimage struct {
+	live  bool
+	chunk retrieval.Chunk
+	vec   []float32
+}
+
+// preserve saves record iid for the compaction under way, if it has yet to
+// write it; a writer calls it under the write lock before changing iid.
+func (s *Store) preserve(iid uint32) {
+	c := s.cow
+	if c == nil || iid >= c.limit || iid < c.cursor {
+		return
+	}
+	if _, ok := c.saved[iid]; ok {
+		return
+	}
+	r := &s.recs[iid]
+	p := preimage{live: r.live}
+	if r.live {
+		p.chunk = r.Chunk
+		p.vec, _ = s.vec.Vector(iid)
+	}
+	c.saved[iid] = p
+}
+
+// compact writes the snapshot of the state at the current record into a
+// new generation and then the log of that generation, which holds the
+// records written meanwhile. Writers go on while it runs: the snapshot is
+// read in pieces of snapPiece records under the read lock, records that
+// writers change before they are read are saved for it (preserve), and
+// the log's new records are copied outside the lock. Only the renames,
+// and the copy of what was written during the last of it, take the write
+// lock. The caller holds s.compMu.
+func (d *disk) compact(ctx context.Context, s *Store) (err error) {
+	s.mu.Lock()
+	if err := s.writable(); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if d.broken != nil {
+		s.mu.Unlock()
+		return d.broken
+	}
+	gen := max(d.gen, d.snapGen) + 1
+	seq, count, dim := d.seq, uint64(s.nLive), s.dim
+	tailOff, oldLog := d.walSize, d.wal
+	cut := &cowState{limit: uint32(len(s.recs)), saved: make(map[uint32]preimage)}
+	s.cow = cut
+	s.mu.Unlock()
+	tmpSnap, tmpLog := d.path(snapName+".tmp"), d.path(walName+".tmp")
+	var logF *os.File
+	defer func() {
+		if err != nil {
+			os.Remove(tmpSnap)
+			if logF != nil {
+				logF.Close()
+				os.Remove(tmpLog)
+			}
+		}
+		s.mu.Lock()
+		s.cow = nil
+		s.mu.Unlock()
+	}()
+	size, err := writeSnapshot(ctx, tmpSnap, gen, seq, dim, count, s, cut, d.sync)
 	if err != nil {
 		return err
+	}
+	// The snapshot goes into place first, without the write lock: beside
+	// the old log, of an older generation, it is a valid store (Open
+	// applies the log's records after seq), whatever happens next. Should
+	// the new log fail, writes go on to the old one.
+	if err := os.Rename(tmpSnap, d.path(snapName)); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	d.snapGen, d.snapSize = gen, size
+	s.mu.Unlock()
+	if err := d.syncDir(); err != nil {
+		return err
+	}
+	// The records written since the cut go to the new log outside the
+	// lock, a few rounds while writers go on, so that only a small rest
+	// is copied under it.
+	s.mu.RLock()
+	mid := d.walSize
+	s.mu.RUnlock()
+	if logF, err = d.startLog(gen, seq, oldLog, tailOff, mid); err != nil {
+		return err
+	}
+	for range 3 {
+		s.mu.RLock()
+		end := d.walSize
+		s.mu.RUnlock()
+		if end-mid < 1<<20 {
+			break
+		}
+		if _, err := io.Copy(logF, io.NewSectionReader(oldLog, mid, end-mid)); err != nil {
+			return err
+		}
+		if err := d.syncFile(logF); err != nil {
+			return err
+		}
+		mid = end
+	}
+	if err := func() error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if d.broken != nil {
+			return d.broken
+		}
+		end := d.walSize
+		if end > mid {
+			if _, err := io.Copy(logF, io.NewSectionReader(oldLog, mid, end-mid)); err != nil {
+				return err
+			}
+			if err := d.syncFile(logF); err != nil {
+				return err
+			}
+		}
+		f := logF
+		logF = nil // installLog owns it now
+		// The rename is synced before any write to the new log returns.
+		if err := d.installLog(f, seq, walHeaderLen+end-tailOff); err != nil {
+			return err
+		}
+		d.gen = gen
+		return d.writeNote(false)
+	}(); err != nil {
+		return err
+	}
+	// The mark is synced outside the lock: until it is, a crash only
+	// leaves a mark that promises less.
+	return d.syncFile(d.lock)
+}
+
+// writeSnapshot writes the state of s as of a compaction's cut (or, with
+// cut nil, the state of a Store nobody else uses) to path in format 2,
+// syncs it and returns its size. With a cut it reads s in pieces under
+// the read lock, taking the records writers changed since from the cut.
+func writeSnapshot(ctx context.Context, path string, gen, seq uint64, dim int, count uint64, s *Store, cut *cowState, sync bool) (int64, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return 0, err
 	}
 	defer f.Close()
 	sum := crc32.New(castagnoli)
 	w := bufio.NewWriterSize(io.MultiWriter(f, sum), 1<<20)
-	if _, err := w.Write(encodeSnapHeader(gen, seq, s.dim, uint64(s.nLive))); err != nil {
-		return err
+	if _, err := w.Write(encodeSnapHeader(gen, seq, dim, count)); err != nil {
+		return 0, err
 	}
-	var buf []byte
-	n := 0
-	for iid := range s.recs {
-		r := &s.recs[iid]
-		if !r.live {
-			continue
+	var limit int
+	if cut != nil {
+		limit = int(cut.limit)
+	} else {
+		limit = len(s.recs) // nobody else uses s
+	}
+	var buf, piece []byte
+	written := uint64(0)
+	var unsynced int64
+	for lo := 0; lo < limit; lo += snapPiece {
+		if err := ctx.Err(); err != nil {
+			return 0, err
 		}
-		if n++; n&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
+		hi := min(lo+snapPiece, limit)
+		piece = piece[:0]
+		if cut != nil {
+			s.mu.RLock()
+		}
+		for iid := lo; iid < hi; iid++ {
+			var c retrieval.Chunk
+			if p, ok := cut.savedAt(uint32(iid)); ok {
+				if !p.live {
+					continue
+				}
+				c = p.chunk
+				c.Vector = p.vec
+			} else {
+				r := &s.recs[iid]
+				if !r.live {
+					continue
+				}
+				c = r.Chunk
+				c.Vector, _ = s.vec.Vector(uint32(iid))
 			}
+			buf = appendChunk(append(buf[:0], 0, 0, 0, 0, 0, 0, 0, 0), &c)
+			body := buf[frameLen:]
+			binary.LittleEndian.PutUint32(buf[0:], uint32(len(body)))
+			binary.LittleEndian.PutUint32(buf[4:], crc(body))
+			piece = append(piece, buf...)
+			written++
 		}
-		c := r.Chunk
-		c.Vector, _ = s.vec.Vector(uint32(iid))
-		buf = appendChunk(append(buf[:0], 0, 0, 0, 0, 0, 0, 0, 0), &c)
-		body := buf[frameLen:]
-		binary.LittleEndian.PutUint32(buf[0:], uint32(len(body)))
-		binary.LittleEndian.PutUint32(buf[4:], crc(body))
-		if _, err := w.Write(buf); err != nil {
-			return err
+		if cut != nil {
+			cut.cursor = uint32(hi)
+			for iid := lo; iid < hi; iid++ {
+				delete(cut.saved, uint32(iid))
+			}
+			s.mu.RUnlock()
 		}
+		if _, err := w.Write(piece); err != nil {
+			return 0, err
+		}
+		if unsynced += int64(len(piece)); sync && unsynced >= syncEvery {
+			// Flushed as it goes, so that the log's fsyncs meanwhile do
+			// not wait behind a gigabyte of dirty snapshot pages.
+			if err := w.Flush(); err != nil {
+				return 0, err
+			}
+			if err := f.Sync(); err != nil {
+				return 0, err
+			}
+			unsynced = 0
+		}
+	}
+	if written != count {
+		return 0, fmt.Errorf("snapshot of %d chunks holds %d: the records changed under the compaction", count, written)
 	}
 	if err := w.Flush(); err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := f.Write(binary.LittleEndian.AppendUint32(nil, sum.Sum32())); err != nil {
-		return err
+		return 0, err
 	}
 	if sync {
 		if err := f.Sync(); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), f.Close()
+}
+
+// savedAt returns the preimage of iid, if c holds one (c may be nil).
+func (c *cowState) savedAt(iid uint32) (preimage, bool) {
+	if c == nil {
+		return preimage{}, false
+	}
+	p, ok := c.saved[iid]
+	return p, ok
 }
 
 // close syncs and closes the log, syncs the high-water mark in LOCK and
@@ -331,7 +570,7 @@ func (d *disk) close() error {
 		return nil
 	}
 	var err error
-	if d.wal != nil && d.broken == nil && !d.needLog {
+	if d.wal != nil && d.broken == nil {
 		if err = d.syncFile(d.wal); err == nil {
 			err = d.writeNote(true)
 		}

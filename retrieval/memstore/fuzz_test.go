@@ -114,7 +114,7 @@ func fuzzSnapshot(t testing.TB, chunks []retrieval.Chunk) []byte {
 		s.applyUpsert(chunks)
 	}
 	p := filepath.Join(t.TempDir(), snapName)
-	if err := writeSnapshot(context.Background(), p, 3, 9, s, false); err != nil {
+	if _, err := writeSnapshot(context.Background(), p, 3, 9, s.dim, uint64(s.nLive), s, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(p)
@@ -188,7 +188,7 @@ func FuzzSnapshot(f *testing.F) {
 		again := fuzzSnapshot(t, nil)
 		if s.nLive > 0 {
 			p := filepath.Join(t.TempDir(), snapName)
-			if err := writeSnapshot(context.Background(), p, h.gen, h.seq, s, false); err != nil {
+			if _, err := writeSnapshot(context.Background(), p, h.gen, h.seq, s.dim, uint64(s.nLive), s, nil, false); err != nil {
 				t.Fatal(err)
 			}
 			again, _ = os.ReadFile(p)

@@ -117,7 +117,7 @@ func docVersions(s *Store) (map[string]int, error) {
 			continue
 		}
 		v, n := -1, -1
-		for iid := range iids {
+		for _, iid := range iids.appendTo(nil) {
 			c := &s.recs[iid].Chunk
 			var cv, cn int
 			fmt.Sscan(c.Meta["version"], &cv)
@@ -127,8 +127,8 @@ func docVersions(s *Store) (map[string]int, error) {
 			}
 			v, n = cv, cn
 		}
-		if len(iids) != n {
-			return nil, fmt.Errorf("document %s version %d has %d of its %d chunks", dk.doc, v, len(iids), n)
+		if iids.len() != n {
+			return nil, fmt.Errorf("document %s version %d has %d of its %d chunks", dk.doc, v, iids.len(), n)
 		}
 		out[dk.doc] = v
 	}

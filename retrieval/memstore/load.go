@@ -16,15 +16,22 @@ type loaded struct {
 	none   bool // no store: nothing there, or a creation that never finished
 	legacy bool // a format-1 store without a manifest
 
-	log   *os.File // the open log (the caller closes it); nil when none
-	hdr   logHeader
-	gen   uint64 // generation of the state: the snapshot's
-	base  uint64 // sequence number of the snapshot's last record
-	stale bool   // the log predates the snapshot (a crash during compaction)
-	end   int64  // offset after the last intact record of the log
-	seq   uint64 // sequence number of the last record applied
-	size  int64  // size of the log as read
-	torn  bool   // bytes after end are a torn tail
+	log  *os.File // the open log (the caller closes it); nil when none
+	hdr  logHeader
+	gen  uint64 // generation of the state: the snapshot's
+	base uint64 // sequence number of the snapshot's last record
+	// stale reports a log older than the snapshot: a compaction renamed
+	// its snapshot into place and stopped (crashed, or failed to write
+	// the new log) before replacing the log. Its records up to the
+	// snapshot's are in the snapshot; those after it, written while the
+	// compaction ran, start at tailOff and are applied.
+	stale    bool
+	tailOff  int64
+	snapSize int64  // size of the snapshot, 0 when none
+	end      int64  // offset after the last intact record of the log
+	seq      uint64 // sequence number of the last record applied
+	size     int64  // size of the log as read
+	torn     bool   // bytes after end are a torn tail
 }
 
 // readManifest reports whether dir holds a valid manifest; a damaged one
@@ -111,6 +118,7 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (_ *loade
 			return nil, err
 		}
 		snapSize = st.Size()
+		l.snapSize = snapSize
 		if sh, err = readSnapHeader(snap); err != nil {
 			return nil, corruptf(dir, snapName, 0, "%v", err)
 		}
@@ -164,6 +172,7 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (_ *loade
 		if s.dim == 0 && sh.dim != 0 {
 			s.setDim(sh.dim)
 		}
+		s.grow(sh.count, snapSize)
 		err := readSnapshot(ctx, snap, snapSize, sh, func(cs []retrieval.Chunk) error {
 			if err := s.checkLoaded(cs); err != nil {
 				return &snapDamage{-1, 0, err.Error()}
@@ -180,20 +189,34 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (_ *loade
 		}
 		l.gen, l.base = sh.gen, sh.seq
 	}
+	var skip uint64 // records up to skip are in the snapshot already
 	if l.stale {
 		if hasNote && note.gen == sh.gen && note.seq > sh.seq {
 			// The mark is written only once the new log is in place:
 			// this log is not the one that compaction left.
 			return nil, corruptf(dir, walName, 0, "log of generation %d found, but the log of generation %d held records up to %d: it was replaced by an older one", l.hdr.gen, note.gen, note.seq)
 		}
-		l.end, l.seq = l.size, l.base
-		return l, nil
+		if l.hdr.version == formatV1 {
+			// Format 1 compacted with writes stopped: the snapshot holds
+			// the whole log.
+			l.end, l.seq, l.tailOff = l.size, l.base, l.size
+			return l, nil
+		}
+		skip, l.tailOff = sh.seq, l.hdr.len
+	} else {
+		l.gen, l.base = l.hdr.gen, l.hdr.base
 	}
-	l.gen, l.base = l.hdr.gen, l.hdr.base
 
 	hasNote = hasNote && note.gen == l.hdr.gen
 	landed := hasNote && note.size == uint64(l.hdr.len) && note.seq == l.hdr.base
 	end, seq, dmg, err := scanLog(ctx, l.log, l.hdr.version, l.hdr.len, l.size, l.hdr.base, func(seq uint64, payload []byte, end int64) error {
+		if seq <= skip {
+			if hasNote && uint64(end) == note.size {
+				landed = seq == note.seq
+			}
+			l.tailOff = end
+			return nil
+		}
 		op, err := decodeOp(payload)
 		if err == nil {
 			err = s.applyOp(op)
@@ -211,6 +234,12 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (_ *loade
 		return nil, err
 	}
 	l.end, l.seq = end, seq
+	if l.stale {
+		if seq < skip {
+			// The log ends before the snapshot does: nothing to carry.
+			l.seq, l.tailOff = skip, end
+		}
+	}
 	switch {
 	case dmg != nil && dmg.next >= 0:
 		return nil, corruptf(dir, walName, dmg.off, "%s, and intact records follow from offset %d (record %d on): %d bytes are damaged",

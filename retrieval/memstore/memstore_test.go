@@ -363,22 +363,171 @@ func TestAutoCompaction(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	s := mustOpen(t, Options{Dir: dir, CompactBytes: 2048, NoSync: true})
+	var logged int64
 	for i := range 20 {
-		if err := s.Upsert(ctx, testChunks(fmt.Sprint("p", i), 4)); err != nil {
+		cs := testChunks(fmt.Sprint("p", i), 4)
+		logged += int64(len(encodeUpsert(cs)) + recHeaderLen)
+		if err := s.Upsert(ctx, cs); err != nil {
 			t.Fatal(err)
 		}
 	}
+	s.waitCompaction() // compactions run in the background
 	if st, err := os.Stat(filepath.Join(dir, snapName)); err != nil || st.Size() == 0 {
 		t.Fatalf("no snapshot after the log outgrew CompactBytes: %v", err)
 	}
-	if st, _ := os.Stat(filepath.Join(dir, walName)); st.Size() > 2048+1024 {
-		t.Errorf("log is %d bytes after compaction", st.Size())
+	if st, _ := os.Stat(filepath.Join(dir, walName)); st.Size() >= logged {
+		t.Errorf("log is %d bytes after compaction, all the records are %d", st.Size(), logged)
 	}
 	s.Close()
 	s = mustOpen(t, Options{Dir: dir})
 	defer s.Close()
 	if s.Len() != 80 {
 		t.Errorf("after reopen Len = %d, want 80", s.Len())
+	}
+}
+
+// The log may grow to half the snapshot before a compaction starts, so
+// that a growing store is rewritten a logarithmic number of times.
+func TestCompactionThresholdFollowsTheSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s := mustOpen(t, Options{Dir: dir, CompactBytes: 4096, NoSync: true})
+	defer s.Close()
+	compactions, last := 0, uint64(0)
+	for i := range 1000 {
+		if err := s.Upsert(ctx, testChunks(fmt.Sprint("p", i), 4)); err != nil {
+			t.Fatal(err)
+		}
+		s.waitCompaction()
+		s.mu.RLock()
+		gen := s.disk.snapGen
+		s.mu.RUnlock()
+		if gen != last {
+			compactions++
+			last = gen
+		}
+	}
+	st, err := os.Stat(filepath.Join(dir, snapName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A fixed threshold would compact once per 4 KiB of log: size/4096
+	// times; a threshold of half the snapshot, about log1.5 of that.
+	if fixed := int(st.Size() / 4096); compactions*4 > fixed || compactions < 3 {
+		t.Errorf("%d compactions for a %d-byte snapshot (a fixed threshold: %d)", compactions, st.Size(), fixed)
+	}
+}
+
+// Writes go on while a compaction runs and land in the snapshot or in the
+// new log, never in neither or both: after a compaction raced by
+// overwrites, deletes, replacements and new chunks, a reopened store (and
+// a reader) holds what the writer held.
+func TestCompactionUnderWrites(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s := mustOpen(t, Options{Dir: dir, CompactBytes: -1, NoSync: true})
+	for i := range 60 {
+		if err := s.Upsert(ctx, testChunks(fmt.Sprint("d", i), 100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 3 {
+		done := make(chan error, 1)
+		var during int
+		go func() { done <- s.Compact(ctx) }()
+		for i := 0; ; i++ {
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+				goto compacted
+			default:
+			}
+			doc := fmt.Sprint("d", (i*7+round)%80)
+			var err error
+			switch i % 4 {
+			case 0:
+				err = s.Upsert(ctx, testChunks(doc, 1+i%120))
+			case 1:
+				err = s.DeleteDocument(ctx, retrieval.Scope{Tenant: "t"}, doc)
+			case 2:
+				err = s.ReplaceDocument(ctx, retrieval.Scope{Tenant: "t"}, doc, testChunks(doc, 1+i%30))
+			default:
+				err = s.Upsert(ctx, testChunks(fmt.Sprint("new", round, "-", i), 3))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			during++
+		}
+	compacted:
+		t.Logf("round %d: %d writes while the compaction ran", round, during)
+		if err := s.Upsert(ctx, testChunks(fmt.Sprint("after", round), 2)); err != nil {
+			t.Fatal(err)
+		}
+		want := dump(s)
+		ro := mustOpen(t, Options{Dir: dir, ReadOnly: true})
+		if got := dump(ro); got != want {
+			t.Fatalf("round %d: a reader sees another state than the writer", round)
+		}
+		ro.Close()
+		s.Close()
+		s = mustOpen(t, Options{Dir: dir, CompactBytes: -1, NoSync: true})
+		if got := dump(s); got != want {
+			t.Fatalf("round %d: reopened state differs from the state before Close", round)
+		}
+	}
+	s.Close()
+}
+
+// A crash after a compaction renamed its snapshot into place and before it
+// replaced the log leaves the old log beside it, holding, after the
+// records the snapshot has, those written while the compaction ran: they
+// are acknowledged and must survive, in the reopened store and in the log
+// a writer then starts.
+func TestStaleLogWithNewerRecords(t *testing.T) {
+	ctx := context.Background()
+	a := t.TempDir()
+	s := mustOpen(t, Options{Dir: a, CompactBytes: -1})
+	s.Upsert(ctx, testChunks("x", 3))
+	s.Upsert(ctx, testChunks("y", 2))
+	s.Close()
+	b := copyDir(t, a)
+	// In b the writer goes on: records 3 and 4 follow in the old log.
+	s = mustOpen(t, Options{Dir: b, CompactBytes: -1})
+	s.Upsert(ctx, testChunks("z", 2))
+	s.DeleteDocument(ctx, retrieval.Scope{Tenant: "t"}, "x")
+	want := dump(s)
+	s.Close()
+	// In a the compaction of records 1 and 2 completes its snapshot.
+	s = mustOpen(t, Options{Dir: a, CompactBytes: -1})
+	if err := s.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	// The crash state: a's new snapshot, b's old log.
+	logB, err := os.ReadFile(filepath.Join(b, walName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(a, walName), logB, 0o644)
+	ro := mustOpen(t, Options{Dir: a, ReadOnly: true})
+	if got := dump(ro); got != want {
+		t.Errorf("reader: got\n%s\nwant\n%s", got, want)
+	}
+	ro.Close()
+	s = mustOpen(t, Options{Dir: a})
+	if got := dump(s); got != want {
+		t.Errorf("writer: got\n%s\nwant\n%s", got, want)
+	}
+	s.Upsert(ctx, testChunks("w", 1))
+	want = dump(s)
+	s.Close()
+	s = mustOpen(t, Options{Dir: a})
+	defer s.Close()
+	if got := dump(s); got != want {
+		t.Errorf("after the writer moved the records to a new log: got\n%s\nwant\n%s", got, want)
 	}
 }
 

@@ -204,7 +204,7 @@ func (s *Store) reload(ctx context.Context) error {
 	}
 	s.dim, s.vec, s.lex = n.dim, n.vec, n.lex
 	s.recs, s.tenantOf, s.tenants, s.free = n.recs, n.tenantOf, n.tenants, n.free
-	s.byKey, s.byDoc, s.nLive = n.byKey, n.byDoc, n.nLive
+	s.byKey, s.byDoc, s.byTenant, s.bySource, s.nLive = n.byKey, n.byDoc, n.byTenant, n.bySource, n.nLive
 	*s.disk = *n.disk
 	return nil
 }

@@ -297,8 +297,12 @@ func salvage(ctx context.Context, dir string, rep *RepairReport) (*salvaged, err
 			if note, ok := readCleanNote(dir); ok && note.gen == sh.gen && note.seq > snapSeq {
 				rep.lose(LostRange{File: walName, Offset: -1, Reason: fmt.Sprintf("the log of generation %d was replaced by an older one", sh.gen), FirstRecord: snapSeq + 1, LastRecord: note.seq})
 			}
-			sv.seq = snapSeq
-			return sv, nil
+			if version == formatV1 {
+				sv.seq = snapSeq
+				return sv, nil
+			}
+			// Its records after the snapshot's were written while the
+			// compaction ran: the scan below keeps them.
 		case snapOK && lh.gen > sh.gen:
 			problem("%s: generation %d is newer than the snapshot's %d", walName, lh.gen, sh.gen)
 		case snapOK && version == formatVersion && sh.version == formatVersion && lh.base != sh.seq:
@@ -417,7 +421,7 @@ func (d *disk) rewrite(ctx context.Context, sv *salvaged, rep *RepairReport) err
 	// it is a valid store (a stale log) should the repair stop here.
 	d.gen, d.seq = sv.gen+1, sv.seq
 	tmp := d.path(snapName + ".tmp")
-	if err := writeSnapshot(ctx, tmp, d.gen, d.seq, sv.s, d.sync); err != nil {
+	if _, err := writeSnapshot(ctx, tmp, d.gen, d.seq, sv.s.dim, uint64(sv.s.nLive), sv.s, nil, d.sync); err != nil {
 		os.Remove(tmp)
 		return err
 	}

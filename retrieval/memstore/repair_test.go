@@ -279,3 +279,45 @@ func TestRepairRefusals(t *testing.T) {
 		t.Error("a refused repair changed the directory")
 	}
 }
+
+// Repair keeps the records of a log older than the snapshot that follow
+// the snapshot's (a compaction that crashed before replacing the log), as
+// Open does: with the snapshot damaged too, the repaired store holds them.
+func TestRepairKeepsStaleLogTail(t *testing.T) {
+	ctx := context.Background()
+	a := t.TempDir()
+	s := mustOpen(t, Options{Dir: a, CompactBytes: -1, NoSync: true})
+	s.Upsert(ctx, testChunks("x", 3))
+	s.Upsert(ctx, testChunks("y", 2))
+	s.Close()
+	b := copyDir(t, a)
+	s = mustOpen(t, Options{Dir: b, CompactBytes: -1, NoSync: true})
+	s.Upsert(ctx, testChunks("z", 2))
+	s.DeleteDocument(ctx, retrieval.Scope{Tenant: "t"}, "x")
+	s.Close()
+	s = mustOpen(t, Options{Dir: a, CompactBytes: -1, NoSync: true})
+	if err := s.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	logB, err := os.ReadFile(filepath.Join(b, walName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(a, walName), logB, 0o644)
+	// Damage the snapshot's last chunk (a chunk of y).
+	mutate(t, a, snapName, func(b []byte) []byte { b[len(b)-12] ^= 0xff; return b })
+	rep, err := Repair(ctx, a, RepairOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.RecordsKept != 2 {
+		t.Errorf("kept %d log records, want 2 (the upsert of z and the delete of x)", rep.RecordsKept)
+	}
+	s = mustOpen(t, Options{Dir: a})
+	defer s.Close()
+	got := storedIDs(t, s)
+	if !slices.Contains(got, "z-0") || !slices.Contains(got, "z-1") || slices.Contains(got, "x-0") || !slices.Contains(got, "y-0") {
+		t.Errorf("after repair: %v, want z-0, z-1 and y-0 and no chunk of x", got)
+	}
+}

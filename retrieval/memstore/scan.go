@@ -196,7 +196,11 @@ func readSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, 
 		return ctx.Err()
 	}
 	var payload []byte
+	// The vectors of a batch are decoded into one slab, reused once the
+	// batch is indexed (the indexes copy them): no garbage per vector.
+	var slab []float32
 	rd := newReader(cr)
+	rd.slab = &slab
 	for i := uint64(0); i < h.count; i++ {
 		var c retrieval.Chunk
 		if h.version == formatV1 {
@@ -224,7 +228,7 @@ func readSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, 
 				return &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d fails its checksum", i+1, h.count)}
 			}
 			var err error
-			if c, err = decodeChunk(payload); err != nil {
+			if c, err = decodeChunkInto(payload, &slab); err != nil {
 				return &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d: %v", i+1, h.count, err)}
 			}
 			off += frameLen + n
@@ -234,6 +238,8 @@ func readSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, 
 			if err := flush(); err != nil {
 				return err
 			}
+			clear(batch[:cap(batch)])
+			slab = slab[:0]
 		}
 	}
 	if err := flush(); err != nil {
@@ -354,9 +360,14 @@ func findFrame(r io.ReaderAt, from, limit int64) int64 {
 }
 
 // decodeChunk decodes one chunk that must fill b exactly.
-func decodeChunk(b []byte) (retrieval.Chunk, error) {
+func decodeChunk(b []byte) (retrieval.Chunk, error) { return decodeChunkInto(b, nil) }
+
+// decodeChunkInto is decodeChunk with the vector appended to *slab, when
+// slab is not nil.
+func decodeChunkInto(b []byte, slab *[]float32) (retrieval.Chunk, error) {
 	src := &byteSlice{b}
 	r := newReader(src)
+	r.slab = slab
 	c := r.chunk()
 	if r.err != nil {
 		return c, r.err

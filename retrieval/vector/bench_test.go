@@ -9,7 +9,9 @@ import (
 )
 
 // The benchmarks run the shared retrieval benchmark's dense workload
-// (internal/workload), named and measured like its peers.
+// (internal/workload), named and measured like its peers, and beside it the
+// clustered workload (sub-benchmarks clustered/N=…), whose shape is that of
+// real embeddings.
 
 // work keeps the workloads of every size live for the whole run.
 var work workload.Cache
@@ -23,15 +25,44 @@ type benchData struct {
 	truth [][]Scored
 }
 
-var benchCache = map[int]*benchData{}
+type benchKey struct {
+	clustered bool
+	n         int
+}
 
-func benchWorkload(n int) *benchData {
-	d, ok := benchCache[n]
+var benchCache = map[benchKey]*benchData{}
+
+func benchWorkload(n int) *benchData { return benchOf(false, n) }
+
+func benchOf(clustered bool, n int) *benchData {
+	key := benchKey{clustered, n}
+	d, ok := benchCache[key]
 	if !ok {
-		d = &benchData{w: work.Dense(n)}
-		benchCache[n] = d
+		if clustered {
+			d = &benchData{w: work.Clustered(n).Dense}
+		} else {
+			d = &benchData{w: work.Dense(n)}
+		}
+		benchCache[key] = d
 	}
 	return d
+}
+
+// benchCases are the sub-benchmarks of BenchmarkDense and
+// BenchmarkDenseIngest: the shared isotropic workload under its published
+// names, then the clustered one.
+func benchCases() (names []string, data []func() *benchData) {
+	for _, clustered := range []bool{false, true} {
+		for _, n := range workload.Sizes() {
+			name := fmt.Sprintf("N=%d", n)
+			if clustered {
+				name = "clustered/" + name
+			}
+			names = append(names, name)
+			data = append(data, func() *benchData { return benchOf(clustered, n) })
+		}
+	}
+	return names, data
 }
 
 func build(vecs [][]float32, o Options) *Index {
@@ -69,9 +100,10 @@ func recallAt(got, want [][]Scored) float64 {
 // BenchmarkDense: one op = one top-50 query, cycling over the 200 queries;
 // the index is built outside the timer and recall@50 is against exact search.
 func BenchmarkDense(b *testing.B) {
-	for _, n := range workload.Sizes() {
-		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-			d := benchWorkload(n)
+	names, data := benchCases()
+	for i, name := range names {
+		b.Run(name, func(b *testing.B) {
+			d := data[i]()
 			ix, truth := d.index(), d.exact()
 			got := make([][]Scored, len(d.w.Queries))
 			b.ReportAllocs()
@@ -97,9 +129,10 @@ func BenchmarkDense(b *testing.B) {
 // BenchmarkDenseIngest: one op = building the index of N vectors. heapMB is
 // HeapAlloc after GC with the index alive minus the same before the build.
 func BenchmarkDenseIngest(b *testing.B) {
-	for _, n := range workload.Sizes() {
-		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-			d := benchWorkload(n)
+	names, data := benchCases()
+	for i, name := range names {
+		b.Run(name, func(b *testing.B) {
+			d := data[i]()
 			b.ReportAllocs()
 			var ix *Index
 			mb := workload.HeapMB(func() {

@@ -81,6 +81,10 @@ const (
 	DefaultOversample = 3
 	// DefaultRerank scales the candidates scored exactly.
 	DefaultRerank = 0.5
+	// DefaultListSize is the size at which a list splits in two.
+	DefaultListSize = 1024
+	// DefaultProbe scales the vectors a search scans, Probe·sqrt(k·N).
+	DefaultProbe = 6
 	// DefaultSeed seeds the rotation when Options.Seed is zero.
 	DefaultSeed = 0x5eed
 )
@@ -92,12 +96,20 @@ type Options struct {
 	// negative value builds codes from the first vector on.
 	ExactThreshold int
 	// Oversample scales the candidates that the 1-bit scan keeps for the
-	// 2-bit estimate, Oversample·sqrt(k·N); 0 means DefaultOversample.
+	// 2-bit estimate, Oversample·sqrt(k·M) of the M vectors scanned; 0
+	// means DefaultOversample.
 	Oversample float64
 	// Rerank scales the candidates that are then scored exactly,
-	// Rerank·sqrt(k·N) and at least k; 0 means DefaultRerank. Larger values
+	// Rerank·sqrt(k·M) and at least k; 0 means DefaultRerank. Larger values
 	// of either are slower and more accurate.
 	Rerank float64
+	// ListSize is the number of vectors at which an inverted list splits
+	// in two; 0 means DefaultListSize.
+	ListSize int
+	// Probe scales how many vectors a search scans: the lists nearest the
+	// query are probed until Probe·sqrt(k·N) vectors have been; 0 means
+	// DefaultProbe. Larger values are slower and more accurate.
+	Probe float64
 	// Seed seeds the random rotation; 0 means DefaultSeed. Builds with the
 	// same seed and the same sequence of writes give the same index.
 	Seed uint64
@@ -118,9 +130,12 @@ type Index struct {
 	pdim      int // dim rounded up to a multiple of 64: the code length in bits
 	words     int // pdim / 64
 	threshold int
+	listMax   int
 	oversamp  float64
 	rerankF   float64
+	probe     float64
 	exact     bool
+	seed      uint64
 
 	vecs []float32         // slot-major normalized vectors, dim per slot
 	ids  []uint32          // slot -> id
@@ -130,22 +145,42 @@ type Index struct {
 	perm  []int32   // pdim entries: source index, or -1 for padding
 	signs []float32 // pdim entries of ±1
 
-	// Codes, built once the index first exceeds the threshold.
+	// Inverted lists, built once the index first exceeds the threshold.
 	trained bool
-	center  []float32 // dim
-	codes   []uint64  // words per slot: sign bits of u
-	factor  []float32 // per slot: |u|² / ⟨u, sign(u)⟩, RaBitQ's correction
-	pop     []uint16  // per slot: number of set bits in the code
-	// fine holds what stage 2 reads, 2·words+1 per slot, together so that a
-	// candidate costs two adjacent cache lines rather than a miss per array:
-	// a copy of the code, the magnitude plane (1 where |u_j| exceeds the
-	// slot's threshold), then the float32 bits of |u|²/⟨u, r⟩ (the 2-bit
-	// correction) with the magnitude popcount in the high half.
-	fine   []uint64
-	encBuf []float32 // pdim scratch for encode; writes are serialized
+	lists   []*list
+	where   []loc     // slot -> its list and position there
+	encBuf  []float32 // pdim scratch for encode; writes are serialized
+	// The 1-bit codes of the centroids themselves (rotated, not
+	// centred), so that an insert ranks the lists by popcounts and
+	// computes only a few exact distances.
+	ccodes  []uint64
+	cfactor []float32
+	cpop    []uint16
+	assign  scratch // planes and buffers for nearest; writes are serialized
 
 	pool sync.Pool // *scratch
 }
+
+// list is an inverted list: the vectors nearest one centroid, with their
+// 1-bit codes stored contiguously so that probing it is a linear scan.
+// Codes encode u, the rotated residual of a vector from the centroid.
+type list struct {
+	centroid []float32 // dim; fixed while the list exists
+	half     float32   // |centroid|²/2, for the squared-distance order
+	slots    []uint32
+	ids      []uint32  // per entry, the slot's id: a filter reads it in order
+	codes    []uint64  // words per entry: sign bits of u
+	factor   []float32 // per entry: |u|² / ⟨u, sign(u)⟩, RaBitQ's correction
+	pop      []uint16  // per entry: number of set bits in the code
+	// fine holds what stage 2 reads, fineStride per entry: the magnitude
+	// plane (1 where |u_j| exceeds the entry's threshold), then the
+	// float32 bits of |u|²/⟨u, r⟩ (the 2-bit correction) with the
+	// magnitude popcount in the high half. Per list, so that stage 2 reads
+	// the candidates of a probed list in ascending memory order.
+	fine []uint64
+}
+
+type loc struct{ list, pos uint32 }
 
 // New returns an empty index for vectors of dim dimensions. dim must be
 // positive; a non-positive dim makes every Add fail.
@@ -153,19 +188,17 @@ func New(dim int, o Options) *Index {
 	ix := &Index{
 		dim:       dim,
 		threshold: o.ExactThreshold,
-		oversamp:  o.Oversample,
+		listMax:   o.ListSize,
 		exact:     o.Exact,
 		slot:      make(map[uint32]uint32),
 	}
 	if ix.threshold == 0 {
 		ix.threshold = DefaultExactThreshold
 	}
-	if ix.oversamp <= 0 {
-		ix.oversamp = DefaultOversample
+	if ix.listMax <= 0 {
+		ix.listMax = DefaultListSize
 	}
-	if ix.rerankF = o.Rerank; ix.rerankF <= 0 {
-		ix.rerankF = DefaultRerank
-	}
+	ix.setSearch(o)
 	if dim <= 0 {
 		return ix
 	}
@@ -175,6 +208,7 @@ func New(dim int, o Options) *Index {
 	if seed == 0 {
 		seed = DefaultSeed
 	}
+	ix.seed = seed
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	ix.perm = make([]int32, ix.pdim)
 	for i := range ix.perm {
@@ -192,6 +226,19 @@ func New(dim int, o Options) *Index {
 		}
 	}
 	return ix
+}
+
+// setSearch applies the search-time options.
+func (ix *Index) setSearch(o Options) {
+	if ix.oversamp = o.Oversample; ix.oversamp <= 0 {
+		ix.oversamp = DefaultOversample
+	}
+	if ix.rerankF = o.Rerank; ix.rerankF <= 0 {
+		ix.rerankF = DefaultRerank
+	}
+	if ix.probe = o.Probe; ix.probe <= 0 {
+		ix.probe = DefaultProbe
+	}
 }
 
 // Dim returns the dimension of the index.
@@ -213,16 +260,17 @@ func (ix *Index) Add(id uint32, v []float32) error {
 		return fmt.Errorf("vector: %w: vector of id %d has norm %v", retrieval.ErrInvalid, id, norm)
 	}
 	s, ok := ix.slot[id]
-	if !ok {
+	if ok {
+		if ix.trained {
+			ix.unlink(s)
+		}
+	} else {
 		s = uint32(len(ix.ids))
 		ix.slot[id] = s
 		ix.ids = append(ix.ids, id)
 		ix.vecs = slices.Grow(ix.vecs, ix.dim)[:len(ix.vecs)+ix.dim]
 		if ix.trained {
-			ix.codes = append(ix.codes, make([]uint64, ix.words)...)
-			ix.fine = append(ix.fine, make([]uint64, ix.fineStride())...)
-			ix.factor = append(ix.factor, 0)
-			ix.pop = append(ix.pop, 0)
+			ix.where = append(ix.where, loc{})
 		}
 	}
 	dst := ix.vecs[int(s)*ix.dim : (int(s)+1)*ix.dim]
@@ -231,11 +279,27 @@ func (ix *Index) Add(id uint32, v []float32) error {
 		dst[i] = float32(float64(x) * inv)
 	}
 	if ix.trained {
-		ix.encode(s)
+		l := ix.nearest(dst)
+		ix.link(s, l)
+		ix.splitLarge(l)
 	} else if !ix.exact && len(ix.ids) > ix.threshold {
 		ix.train()
 	}
 	return nil
+}
+
+// Grow reserves room for n more vectors, so that adding them does not
+// copy the stored vectors as the arrays grow (at a million vectors of 384
+// dimensions, each doubling copies over a gigabyte).
+func (ix *Index) Grow(n int) {
+	if n <= 0 || ix.dim <= 0 {
+		return
+	}
+	ix.vecs = slices.Grow(ix.vecs, n*ix.dim)
+	ix.ids = slices.Grow(ix.ids, n)
+	if ix.trained {
+		ix.where = slices.Grow(ix.where, n)
+	}
 }
 
 // Remove deletes the vector stored under id, if any. The last vector moves
@@ -246,6 +310,9 @@ func (ix *Index) Remove(id uint32) {
 		return
 	}
 	delete(ix.slot, id)
+	if ix.trained {
+		ix.unlink(s)
+	}
 	last := uint32(len(ix.ids) - 1)
 	if s != last {
 		moved := ix.ids[last]
@@ -253,20 +320,15 @@ func (ix *Index) Remove(id uint32) {
 		ix.slot[moved] = s
 		copy(ix.vecs[int(s)*ix.dim:(int(s)+1)*ix.dim], ix.vecs[int(last)*ix.dim:])
 		if ix.trained {
-			copy(ix.codes[int(s)*ix.words:(int(s)+1)*ix.words], ix.codes[int(last)*ix.words:])
-			fw := ix.fineStride()
-			copy(ix.fine[int(s)*fw:(int(s)+1)*fw], ix.fine[int(last)*fw:])
-			ix.factor[s] = ix.factor[last]
-			ix.pop[s] = ix.pop[last]
+			w := ix.where[last]
+			ix.where[s] = w
+			ix.lists[w.list].slots[w.pos] = s
 		}
 	}
 	ix.ids = ix.ids[:last]
 	ix.vecs = ix.vecs[:int(last)*ix.dim]
 	if ix.trained {
-		ix.codes = ix.codes[:int(last)*ix.words]
-		ix.fine = ix.fine[:int(last)*ix.fineStride()]
-		ix.factor = ix.factor[:last]
-		ix.pop = ix.pop[:last]
+		ix.where = ix.where[:last]
 	}
 }
 
@@ -279,43 +341,276 @@ func (ix *Index) Vector(id uint32) ([]float32, bool) {
 	return slices.Clone(ix.vecs[int(s)*ix.dim : (int(s)+1)*ix.dim]), true
 }
 
-// train fixes the center and builds the codes of every stored vector.
+func (ix *Index) vec(s uint32) []float32 {
+	return ix.vecs[int(s)*ix.dim : (int(s)+1)*ix.dim : (int(s)+1)*ix.dim]
+}
+
+// train starts the inverted lists: one list centred on the mean of the
+// stored vectors, split until no list exceeds the list size.
 func (ix *Index) train() {
 	n := len(ix.ids)
 	mean := make([]float64, ix.dim)
 	for s := range n {
-		for i, x := range ix.vecs[s*ix.dim : (s+1)*ix.dim] {
+		for i, x := range ix.vec(uint32(s)) {
 			mean[i] += float64(x)
 		}
 	}
-	ix.center = make([]float32, ix.dim)
+	c := make([]float32, ix.dim)
 	for i := range mean {
-		ix.center[i] = float32(mean[i] / float64(n))
+		c[i] = float32(mean[i] / float64(n))
 	}
-	ix.codes = make([]uint64, n*ix.words)
-	ix.fine = make([]uint64, n*ix.fineStride())
-	ix.factor = make([]float32, n)
-	ix.pop = make([]uint16, n)
 	ix.trained = true
 	ix.encBuf = make([]float32, ix.pdim)
+	ix.lists = nil
+	ix.ccodes, ix.cfactor, ix.cpop = nil, nil, nil
+	ix.addList(c)
+	ix.where = make([]loc, n)
 	for s := range n {
-		ix.encode(uint32(s))
+		ix.link(uint32(s), 0)
 	}
+	ix.splitLarge(0)
 }
 
-// encode computes the codes of slot s: the sign of each rotated, centered
-// coordinate u_j, and a magnitude bit that is set when |u_j| exceeds 0.98
-// times the root mean square of u (the optimal 4-level quantizer threshold
-// for Gaussian coordinates). Together they give the 2-bit reconstruction
+func newList(centroid []float32) *list {
+	return &list{centroid: centroid, half: dot(centroid, centroid) / 2}
+}
+
+// addList appends a list centred on c, or replaces list at when at is
+// below the number of lists, and keeps the centroid codes in step.
+func (ix *Index) addList(c []float32) int { return ix.setList(len(ix.lists), c) }
+
+func (ix *Index) setList(at int, c []float32) int {
+	if at == len(ix.lists) {
+		ix.lists = append(ix.lists, nil)
+		ix.ccodes = append(ix.ccodes, make([]uint64, ix.words)...)
+		ix.cfactor = append(ix.cfactor, 0)
+		ix.cpop = append(ix.cpop, 0)
+	}
+	ix.lists[at] = newList(c)
+	buf := ix.encBuf
+	ix.rotate(buf, c, nil)
+	code := ix.ccodes[at*ix.words : (at+1)*ix.words]
+	clear(code)
+	var l1, l2 float64
+	for j, x := range buf {
+		l1 += math.Abs(float64(x))
+		l2 += float64(x) * float64(x)
+		if x >= 0 {
+			code[j>>6] |= 1 << (j & 63)
+		}
+	}
+	ix.cpop[at] = uint16(bits32(code))
+	ix.cfactor[at] = 0
+	if l1 > 0 {
+		ix.cfactor[at] = float32(l2 / l1)
+	}
+	return at
+}
+
+func bits32(code []uint64) int {
+	p := 0
+	for _, c := range code {
+		p += bits.OnesCount64(c)
+	}
+	return p
+}
+
+// nearestExact is the number of lists up to which nearest computes every
+// distance exactly; above it, it computes the few best by the centroids'
+// 1-bit estimates (error about 0.03 in cosine at 384 dimensions, far less
+// than the gaps between the best few centroids' distances).
+const (
+	nearestExact = 64
+	nearestShort = 8
+)
+
+// nearest returns the list whose centroid is nearest v in Euclidean
+// distance: the largest ⟨v, c⟩ − |c|²/2.
+func (ix *Index) nearest(v []float32) int {
+	best, bl := float32(math.Inf(-1)), 0
+	if len(ix.lists) <= nearestExact {
+		for l, L := range ix.lists {
+			if d := dot(v, L.centroid) - L.half; d > best {
+				best, bl = d, l
+			}
+		}
+		return bl
+	}
+	sc := &ix.assign
+	if len(sc.rot) != ix.pdim {
+		sc.rot, sc.planes = make([]float32, ix.pdim), make([]uint64, 4*ix.words)
+	}
+	ix.rotate(sc.rot, v, nil)
+	qp := quantize(sc.rot, sc.planes, ix.words)
+	nl := len(ix.lists)
+	est := slices.Grow(sc.est[:0], nl)[:nl]
+	qp.scan(ix.ccodes, ix.cfactor, ix.cpop, est)
+	short := topK{items: sc.fine[:0], k: nearestShort}
+	for l, e := range est {
+		short.push(Scored{ID: uint32(l), Score: e - ix.lists[l].half})
+	}
+	sc.est, sc.fine = est, short.items
+	for _, it := range short.items {
+		L := ix.lists[it.ID]
+		if d := dot(v, L.centroid) - L.half; d > best || (d == best && int(it.ID) < bl) {
+			best, bl = d, int(it.ID)
+		}
+	}
+	return bl
+}
+
+// link appends slot s to list l and encodes it there.
+func (ix *Index) link(s uint32, l int) {
+	L := ix.lists[l]
+	pos := len(L.slots)
+	L.slots = append(L.slots, s)
+	L.ids = append(L.ids, ix.ids[s])
+	L.codes = append(L.codes, make([]uint64, ix.words)...)
+	L.factor = append(L.factor, 0)
+	L.pop = append(L.pop, 0)
+	L.fine = append(L.fine, make([]uint64, ix.fineStride())...)
+	ix.where[s] = loc{list: uint32(l), pos: uint32(pos)}
+	ix.encode(s)
+}
+
+// unlink takes slot s out of its list; the list's last entry moves into
+// its place.
+func (ix *Index) unlink(s uint32) {
+	w := ix.where[s]
+	L := ix.lists[w.list]
+	last := len(L.slots) - 1
+	if p := int(w.pos); p != last {
+		moved := L.slots[last]
+		L.slots[p] = moved
+		L.ids[p] = L.ids[last]
+		copy(L.codes[p*ix.words:(p+1)*ix.words], L.codes[last*ix.words:])
+		L.factor[p] = L.factor[last]
+		L.pop[p] = L.pop[last]
+		fs := ix.fineStride()
+		copy(L.fine[p*fs:(p+1)*fs], L.fine[last*fs:])
+		ix.where[moved].pos = uint32(p)
+	}
+	L.slots = L.slots[:last]
+	L.ids = L.ids[:last]
+	L.codes = L.codes[:last*ix.words]
+	L.factor = L.factor[:last]
+	L.pop = L.pop[:last]
+	L.fine = L.fine[:last*ix.fineStride()]
+}
+
+// splitLarge splits list l in two by 2-means while it exceeds the list
+// size. Only its members move; neighbouring lists keep theirs, so a split
+// costs O(ListSize·D), not a retraining.
+func (ix *Index) splitLarge(l int) {
+	L := ix.lists[l]
+	if len(L.slots) <= ix.listMax {
+		return
+	}
+	members := slices.Clone(L.slots)
+	side := make([]bool, len(members)) // true: the second half
+	c1, c2 := ix.twoMeans(members, side, L.centroid)
+	// The list keeps its number with the first centroid; the second half
+	// becomes a new list.
+	ix.setList(l, c1)
+	nl := ix.addList(c2)
+	for i, s := range members {
+		if side[i] {
+			ix.link(s, nl)
+		} else {
+			ix.link(s, l)
+		}
+	}
+	ix.splitLarge(l)
+	ix.splitLarge(nl)
+}
+
+// twoMeans splits members in two clusters, marking the second in side, and
+// returns the two centroids. It starts from the member farthest from the
+// list centroid and the member farthest from that one. Vectors that 2-means
+// cannot separate (duplicates) are split in halves, so that a split always
+// makes progress.
+func (ix *Index) twoMeans(members []uint32, side []bool, centroid []float32) (c1, c2 []float32) {
+	far := func(from []float32) uint32 {
+		best, bs := float32(math.Inf(1)), members[0]
+		for _, s := range members {
+			if d := dot(from, ix.vec(s)); d < best {
+				best, bs = d, s
+			}
+		}
+		return bs
+	}
+	a := far(centroid)
+	c1, c2 = slices.Clone(ix.vec(a)), slices.Clone(ix.vec(far(ix.vec(a))))
+	sum1, sum2 := make([]float64, ix.dim), make([]float64, ix.dim)
+	for range 6 {
+		h1, h2 := dot(c1, c1)/2, dot(c2, c2)/2
+		clear(sum1)
+		clear(sum2)
+		n1, n2 := 0, 0
+		for i, s := range members {
+			v := ix.vec(s)
+			side[i] = dot(v, c2)-h2 > dot(v, c1)-h1
+			sum, n := sum1, &n1
+			if side[i] {
+				sum, n = sum2, &n2
+			}
+			for j, x := range v {
+				sum[j] += float64(x)
+			}
+			*n++
+		}
+		if n1 == 0 || n2 == 0 {
+			break
+		}
+		for j := range c1 {
+			c1[j] = float32(sum1[j] / float64(n1))
+			c2[j] = float32(sum2[j] / float64(n2))
+		}
+	}
+	n2 := 0
+	for _, b := range side {
+		if b {
+			n2++
+		}
+	}
+	if n2 == 0 || n2 == len(side) {
+		clear(sum1)
+		clear(sum2)
+		for i, s := range members {
+			side[i] = i >= len(members)/2
+			sum := sum1
+			if side[i] {
+				sum = sum2
+			}
+			for j, x := range ix.vec(s) {
+				sum[j] += float64(x)
+			}
+		}
+		h := len(members) / 2
+		for j := range c1 {
+			c1[j] = float32(sum1[j] / float64(h))
+			c2[j] = float32(sum2[j] / float64(len(members)-h))
+		}
+	}
+	return c1, c2
+}
+
+// encode computes the codes of slot s in its list: the sign of each
+// rotated coordinate u_j of its residual from the list centroid, and a
+// magnitude bit that is set when |u_j| exceeds 0.98 times the root mean
+// square of u (the optimal 4-level quantizer threshold for Gaussian
+// coordinates). Together they give the 2-bit reconstruction
 // r_j = sign(u_j)·(1 + 2·mag_j).
 func (ix *Index) encode(s uint32) {
 	buf := ix.encBuf
-	v := ix.vecs[int(s)*ix.dim : (int(s)+1)*ix.dim]
-	ix.rotate(buf, v, ix.center)
-	code := ix.codes[int(s)*ix.words : (int(s)+1)*ix.words]
-	fw := ix.fineStride()
-	fine := ix.fine[int(s)*fw : (int(s)+1)*fw]
-	mag := fine[ix.words : 2*ix.words]
+	w := ix.where[s]
+	L := ix.lists[w.list]
+	ix.rotate(buf, ix.vec(s), L.centroid)
+	p := int(w.pos)
+	code := L.codes[p*ix.words : (p+1)*ix.words]
+	fs := ix.fineStride()
+	fine := L.fine[p*fs : (p+1)*fs]
+	mag := fine[:ix.words]
 	clear(code)
 	clear(mag)
 	var l1, l2 float64
@@ -338,19 +633,18 @@ func (ix *Index) encode(s uint32) {
 		}
 	}
 	pop, mpop := 0, 0
-	for i, w := range code {
-		pop += bits.OnesCount64(w)
+	for i, c := range code {
+		pop += bits.OnesCount64(c)
 		mpop += bits.OnesCount64(mag[i])
 	}
-	ix.pop[s] = uint16(pop)
-	ix.factor[s] = 0
-	var f2 float32
+	L.pop[p] = uint16(pop)
+	var f1, f2 float32
 	if l1 > 0 {
-		ix.factor[s] = float32(l2 / l1)
+		f1 = float32(l2 / l1)
 		f2 = float32(l2 / ip2)
 	}
-	copy(fine, code)
-	fine[2*ix.words] = uint64(math.Float32bits(f2)) | uint64(mpop)<<32
+	L.factor[p] = f1
+	fine[ix.words] = uint64(math.Float32bits(f2)) | uint64(mpop)<<32
 }
 
 // rotate writes the rotation of v - center (center may be nil) into dst,
@@ -388,10 +682,10 @@ func fwht64(a []float32) {
 	}
 }
 
-func (ix *Index) fineStride() int { return 2*ix.words + 1 }
+func (ix *Index) fineStride() int { return ix.words + 1 }
 
 // candidates returns how many vectors the 1-bit scan keeps for k hits
-// among n vectors.
+// among n scanned.
 func (ix *Index) candidates(k, n int) int {
 	c := int(math.Ceil(ix.oversamp * math.Sqrt(float64(k)*float64(n))))
 	return max(c, k)
@@ -402,6 +696,14 @@ func (ix *Index) candidates(k, n int) int {
 func (ix *Index) rerank(k, n int) int {
 	c := int(math.Ceil(ix.rerankF * math.Sqrt(float64(k)*float64(n))))
 	return max(c, k)
+}
+
+// budget returns how many vectors a search for k among n scans. Below
+// k = 50 it does not shrink: the lists a query needs are those its nearest
+// neighbours fall in, and the first 10 of them are spread over nearly as
+// many lists as the first 50.
+func (ix *Index) budget(k, n int) int {
+	return int(math.Ceil(ix.probe * math.Sqrt(float64(max(k, 50))*float64(n))))
 }
 
 // Search returns the k vectors most similar to q by cosine, best first
@@ -416,18 +718,28 @@ func (ix *Index) Search(q []float32, k int, accept func(id uint32) bool) []Score
 	}
 	sc := ix.getScratch()
 	defer ix.pool.Put(sc)
-	qn := sc.query[:ix.dim]
-	norm := math.Sqrt(float64(dot(q, q)))
-	if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
+	qn, ok := sc.normalize(q)
+	if !ok {
 		return nil
-	}
-	for i, x := range q {
-		qn[i] = float32(float64(x) / norm)
 	}
 	if !ix.trained || n <= ix.threshold || ix.candidates(k, n) >= n {
 		return ix.exactScan(sc, qn, k, accept)
 	}
 	return ix.approx(sc, qn, k, accept)
+}
+
+// normalize writes q/|q| into the scratch query buffer; false when q is
+// zero or not finite.
+func (sc *scratch) normalize(q []float32) ([]float32, bool) {
+	qn := sc.query[:len(q)]
+	norm := math.Sqrt(float64(dot(q, q)))
+	if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return nil, false
+	}
+	for i, x := range q {
+		qn[i] = float32(float64(x) / norm)
+	}
+	return qn, true
 }
 
 // SearchExact is Search by a flat exact scan, whatever the index size: the
@@ -438,15 +750,44 @@ func (ix *Index) SearchExact(q []float32, k int, accept func(id uint32) bool) []
 	}
 	sc := ix.getScratch()
 	defer ix.pool.Put(sc)
-	qn := sc.query[:ix.dim]
-	norm := math.Sqrt(float64(dot(q, q)))
-	if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
+	qn, ok := sc.normalize(q)
+	if !ok {
 		return nil
 	}
-	for i, x := range q {
-		qn[i] = float32(float64(x) / norm)
-	}
 	return ix.exactScan(sc, qn, k, accept)
+}
+
+// SearchAmong returns the k vectors most similar to q among the listed ids,
+// best first (ties by ascending id), scored exactly: the plan for a filter
+// that matches few vectors, where scoring the matches beats any traversal.
+// Ids not in the index are skipped and a repeated id counts once. It
+// returns nil when q has the wrong dimension or is zero, or k <= 0.
+func (ix *Index) SearchAmong(q []float32, k int, ids []uint32) []Scored {
+	if k <= 0 || len(ids) == 0 || len(q) != ix.dim {
+		return nil
+	}
+	sc := ix.getScratch()
+	defer ix.pool.Put(sc)
+	qn, ok := sc.normalize(q)
+	if !ok {
+		return nil
+	}
+	// Score in slot order: memory order, and repeats become neighbours.
+	slots := sc.cand[:0]
+	for _, id := range ids {
+		if s, ok := ix.slot[id]; ok {
+			slots = append(slots, s)
+		}
+	}
+	slices.Sort(slots)
+	slots = slices.Compact(slots)
+	sc.cand = slots
+	h := topK{items: sc.top[:0], k: k}
+	for _, s := range slots {
+		h.push(Scored{ID: ix.ids[s], Score: dot(qn, ix.vec(s))})
+	}
+	sc.top = h.items
+	return h.sorted()
 }
 
 func (ix *Index) exactScan(sc *scratch, q []float32, k int, accept func(uint32) bool) []Scored {
@@ -455,10 +796,15 @@ func (ix *Index) exactScan(sc *scratch, q []float32, k int, accept func(uint32) 
 		if accept != nil && !accept(id) {
 			continue
 		}
-		h.push(Scored{ID: id, Score: dot(q, ix.vecs[s*ix.dim:(s+1)*ix.dim])})
+		h.push(Scored{ID: id, Score: dot(q, ix.vec(uint32(s)))})
 	}
 	sc.top = h.items
 	return h.sorted()
+}
+
+type listKey struct {
+	key float32
+	l   uint32
 }
 
 func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) bool) []Scored {
@@ -466,8 +812,165 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 	rq := sc.rot[:ix.pdim]
 	ix.rotate(rq, q, nil)
 
-	// Quantize the rotated query to 4 bits as bit planes: then
-	// Σ_{bit j set} rq_j ≈ lo·pop + delta·Σ_b 2^b·popcount(code & plane_b).
+	w := ix.words
+	qp := quantize(rq, sc.planes, w)
+
+	// Order the lists by the distance of their centroids to the query.
+	nl := len(ix.lists)
+	qc := slices.Grow(sc.qc[:0], nl)[:nl]
+	order := slices.Grow(sc.order[:0], nl)[:nl]
+	for l, L := range ix.lists {
+		qc[l] = dot(q, L.centroid)
+		order[l] = listKey{key: qc[l] - L.half, l: uint32(l)}
+	}
+	slices.SortFunc(order, func(a, b listKey) int {
+		if c := cmp.Compare(b.key, a.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.l, b.l)
+	})
+	sc.qc, sc.order = qc, order
+
+	// Probe lists nearest first. Each vector's estimate of ⟨q, v⟩ is
+	// ⟨q, c⟩ + the 1-bit estimate of ⟨q, v − c⟩, comparable across lists.
+	// Unfiltered, the probe stops once budget(k, n) vectors are scanned. A
+	// filter is treated as an index of its own of the accepted vectors,
+	// whose count it estimates from the rate seen so far: the probe goes on
+	// until it has also kept half of budget(k, accepted) of them, so a
+	// filter that passes a fraction f of the vectors scans about
+	// 1/(2·sqrt(f)) times more (half: the accepted vectors are scored with
+	// the candidate counts of the vectors scanned, larger than their own).
+	budget := ix.budget(k, n)
+	est, ent := sc.est[:0], sc.ent[:0]
+	scanned := 0
+	emin, emax := float32(math.Inf(1)), float32(math.Inf(-1))
+	for _, o := range order {
+		L := ix.lists[o.l]
+		m := len(L.slots)
+		if m == 0 {
+			continue
+		}
+		start := len(est)
+		est = slices.Grow(est, m)[:start+m]
+		part := est[start:]
+		qp.scan(L.codes, L.factor, L.pop, part)
+		c := qc[o.l]
+		kept := 0
+		for i, e := range part {
+			if accept != nil && !accept(L.ids[i]) {
+				continue
+			}
+			e += c
+			part[kept] = e
+			kept++
+			ent = append(ent, loc{list: o.l, pos: uint32(i)})
+			if e < emin {
+				emin = e
+			}
+			if e > emax {
+				emax = e
+			}
+		}
+		est = est[:start+kept]
+		scanned += m
+		if scanned < budget {
+			continue
+		}
+		if accept == nil {
+			break
+		}
+		if a := len(est); a > 0 && 2*a >= ix.budget(k, int(float64(n)*float64(a)/float64(scanned))) {
+			break
+		}
+	}
+	sc.est, sc.ent = est, ent
+	m := len(est)
+	if m == 0 {
+		return nil
+	}
+
+	// A histogram of the estimates gives the cut above which the best c
+	// lie, without a heap (selection by bucket, O(m)).
+	// Candidates are entry numbers, ascending: probed lists in order and
+	// positions ascending within each, so stage 2 reads memory forwards.
+	// Their counts follow the vectors scanned, not those accepted, so a
+	// filter that passes few of them has them all scored exactly.
+	c := ix.candidates(k, scanned)
+	cand := sc.cand[:0]
+	if c >= m {
+		for i := range m {
+			cand = append(cand, uint32(i))
+		}
+	} else {
+		hist := sc.hist[:]
+		clear(hist)
+		scale := float32(0)
+		if emax > emin {
+			scale = float32(len(hist)-1) / (emax - emin)
+		}
+		for _, e := range est {
+			hist[int((e-emin)*scale)]++
+		}
+		b, got := len(hist), 0
+		for b > 0 && got < c {
+			b--
+			got += int(hist[b])
+		}
+		for i, e := range est {
+			if int((e-emin)*scale) >= b {
+				cand = append(cand, uint32(i))
+			}
+		}
+	}
+	// Stage 2: the 2-bit estimate of the candidates keeps the best c2,
+	// unless they are few: then all are scored exactly, so that a
+	// selective filter gets an exact answer.
+	slots := sc.slots[:0]
+	if c2 := ix.rerank(k, scanned); len(cand) > c2 {
+		fs := ix.fineStride()
+		r := topK{items: sc.fine[:0], k: c2}
+		for _, e := range cand {
+			at := ent[e]
+			L, p := ix.lists[at.list], int(at.pos)
+			fine := L.fine[p*fs : (p+1)*fs : (p+1)*fs]
+			code := L.codes[p*w : (p+1)*w : (p+1)*w]
+			tail := fine[w]
+			// The 1-bit inner product is the stage-1 estimate without its
+			// scale and centroid term.
+			var ipx float32
+			if f := L.factor[p]; f != 0 {
+				ipx = (est[e] - qc[at.list]) / f
+			}
+			f2 := math.Float32frombits(uint32(tail))
+			r.push(Scored{ID: L.slots[p], Score: qc[at.list] + f2*(ipx+2*qp.magTerm(code, fine[:w], int(tail>>32)))})
+		}
+		sc.fine = r.items
+		for _, it := range r.items {
+			slots = append(slots, it.ID)
+		}
+	} else {
+		for _, e := range cand {
+			slots = append(slots, ix.lists[ent[e].list].slots[ent[e].pos])
+		}
+	}
+	sc.cand = cand
+	slices.Sort(slots)
+	sc.slots = slots
+
+	// Candidates are in slot order, so the exact re-scoring reads the
+	// vectors in ascending memory order.
+	h := topK{items: sc.top[:0], k: k}
+	for _, s := range slots {
+		h.push(Scored{ID: ix.ids[s], Score: dot(q, ix.vec(s))})
+	}
+	sc.top = h.items
+	return h.sorted()
+}
+
+// quantize quantizes a rotated query to 4 bits as bit planes (planes has
+// 4·w words): then Σ_{bit j set} rq_j ≈ lo·pop + delta·Σ_b
+// 2^b·popcount(code & plane_b).
+func quantize(rq []float32, planes []uint64, w int) queryPlanes {
 	lo, hi := rq[0], rq[0]
 	var sum float32
 	for _, x := range rq {
@@ -478,8 +981,7 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 	if delta == 0 {
 		delta = 1
 	}
-	w := ix.words
-	planes := sc.planes[:4*w]
+	planes = planes[:4*w]
 	clear(planes)
 	for j, x := range rq {
 		u := uint(float32(x-lo)/delta + 0.5)
@@ -489,86 +991,8 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 			}
 		}
 	}
-	p0, p1, p2, p3 := planes[0:w:w], planes[w:2*w:2*w], planes[2*w:3*w:3*w], planes[3*w:4*w:4*w]
-
-	// Pass 1: estimate every vector.
-	if cap(sc.est) < n {
-		sc.est = make([]float32, n)
-	}
-	est := sc.est[:n]
-	qp := queryPlanes{p0: p0, p1: p1, p2: p2, p3: p3, lo: lo, delta: delta, sum: sum}
-	emin, emax := qp.scan(ix.codes, ix.factor, ix.pop, est)
-
-	// Pass 2: a histogram of the estimates gives the cut above which the
-	// best c lie, without a heap (selection by bucket, O(n)).
-	hist := sc.hist[:]
-	clear(hist)
-	scale := float32(0)
-	if emax > emin {
-		scale = float32(len(hist)-1) / (emax - emin)
-	}
-	bucket := func(e float32) int { return int((e - emin) * scale) }
-	for _, e := range est {
-		hist[bucket(e)]++
-	}
-
-	// Pass 3: collect accepted candidates from the top buckets down until
-	// there are c of them. accept runs only for vectors in the collected
-	// buckets, so with a selective filter the band widens until it holds
-	// every accepted vector: an exact scan of the accepted set. Each band
-	// is at least as large as all before it, so a filter that rejects
-	// nearly everything costs O(log n) passes, not O(n/c).
-	c := ix.candidates(k, n)
-	cand := sc.cand[:0]
-	hiB, taken := len(hist), 0 // collect buckets in [loB, hiB)
-	for hiB > 0 && len(cand) < c {
-		need, loB := max(c-len(cand), taken), hiB
-		for got := 0; loB > 0 && got < need; {
-			loB--
-			got += int(hist[loB])
-			taken += int(hist[loB])
-		}
-		for s, e := range est {
-			if b := bucket(e); b >= loB && b < hiB && (accept == nil || accept(ix.ids[s])) {
-				cand = append(cand, uint32(s))
-			}
-		}
-		hiB = loB
-	}
-	// Stage 2: the 2-bit estimate of the candidates keeps the best c2,
-	// unless the filter left fewer than c vectors: those are all scored
-	// exactly, so that a selective filter gets an exact answer.
-	if c2 := ix.rerank(k, n); len(cand) >= c && len(cand) > c2 {
-		fw := ix.fineStride()
-		r := topK{items: sc.fine[:0], k: c2}
-		for _, s := range cand {
-			fine := ix.fine[int(s)*fw : int(s+1)*fw : int(s+1)*fw]
-			tail := fine[2*w]
-			// The 1-bit term is the stage-1 estimate without its scale.
-			var ipx float32
-			if f := ix.factor[s]; f != 0 {
-				ipx = est[s] / f
-			}
-			f2 := math.Float32frombits(uint32(tail))
-			r.push(Scored{ID: s, Score: f2 * (ipx + 2*qp.magTerm(fine[:w], fine[w:2*w], int(tail>>32)))})
-		}
-		sc.fine = r.items
-		cand = cand[:0]
-		for _, it := range r.items {
-			cand = append(cand, it.ID)
-		}
-		slices.Sort(cand)
-	}
-	sc.cand = cand
-
-	// Candidates are in slot order, so the exact re-scoring reads the
-	// vectors in ascending memory order.
-	h := topK{items: sc.top[:0], k: k}
-	for _, s := range cand {
-		h.push(Scored{ID: ix.ids[s], Score: dot(q, ix.vecs[int(s)*ix.dim:(int(s)+1)*ix.dim])})
-	}
-	sc.top = h.items
-	return h.sorted()
+	return queryPlanes{p0: planes[0:w:w], p1: planes[w : 2*w : 2*w], p2: planes[2*w : 3*w : 3*w], p3: planes[3*w : 4*w : 4*w],
+		lo: lo, delta: delta, sum: sum}
 }
 
 // queryPlanes is a query quantized to 4 bits as bit planes, with what it
@@ -675,7 +1099,11 @@ type scratch struct {
 	planes     []uint64
 	est        []float32
 	hist       [4096]uint32
-	cand       []uint32
+	ent        []loc // list and position of each estimate
+	qc         []float32
+	order      []listKey
+	cand       []uint32 // entry numbers, and slots for SearchAmong
+	slots      []uint32
 	fine       []Scored // stage-2 heap; ID holds a slot
 	top        []Scored
 }

@@ -1,0 +1,162 @@
+package memstore
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// idSet is a set of internal ids: a sorted slice while it is sparse, a
+// bitmap once it holds more than one id in 32 of the id range (from which
+// the bitmap is the smaller of the two). Both enumerate in ascending order,
+// which is the order the indexes store ids in.
+type idSet struct {
+	ids  []uint32 // sorted; unused while bits is non-nil
+	bits []uint64
+	n    int
+}
+
+// bitmapMin is the size below which a set stays a slice whatever its
+// density: small sets are cheap either way and a slice costs no id range.
+const bitmapMin = 256
+
+func (s *idSet) len() int {
+	if s == nil {
+		return 0
+	}
+	return s.n
+}
+
+func (s *idSet) has(id uint32) bool {
+	if s.bits != nil {
+		w := int(id >> 6)
+		return w < len(s.bits) && s.bits[w]&(1<<(id&63)) != 0
+	}
+	_, ok := slices.BinarySearch(s.ids, id)
+	return ok
+}
+
+func (s *idSet) add(id uint32) {
+	if s.bits != nil {
+		w := int(id >> 6)
+		if w >= len(s.bits) {
+			s.bits = append(s.bits, make([]uint64, w+1-len(s.bits))...)
+		}
+		if m := uint64(1) << (id & 63); s.bits[w]&m == 0 {
+			s.bits[w] |= m
+			s.n++
+		}
+		return
+	}
+	// Ingest mostly appends ids above every other: the common case is O(1).
+	if n := len(s.ids); n == 0 || s.ids[n-1] < id {
+		s.ids = append(s.ids, id)
+	} else {
+		i, ok := slices.BinarySearch(s.ids, id)
+		if ok {
+			return
+		}
+		s.ids = slices.Insert(s.ids, i, id)
+	}
+	s.n++
+	if s.n >= bitmapMin && uint64(s.n)*32 >= uint64(s.ids[s.n-1]) {
+		s.bits = make([]uint64, s.ids[s.n-1]/64+1)
+		for _, x := range s.ids {
+			s.bits[x>>6] |= 1 << (x & 63)
+		}
+		s.ids = nil
+	}
+}
+
+func (s *idSet) remove(id uint32) {
+	if s.bits != nil {
+		w := int(id >> 6)
+		if m := uint64(1) << (id & 63); w < len(s.bits) && s.bits[w]&m != 0 {
+			s.bits[w] &^= m
+			s.n--
+		}
+		// Back to a slice once it is four times sparser than the switch
+		// point, so that a set shrinking and growing near it does not
+		// convert on every write.
+		if s.n < bitmapMin/4 || uint64(s.n)*128 < uint64(len(s.bits))*64 {
+			s.ids = s.appendTo(make([]uint32, 0, s.n))
+			s.bits = nil
+		}
+		return
+	}
+	if i, ok := slices.BinarySearch(s.ids, id); ok {
+		s.ids = slices.Delete(s.ids, i, i+1)
+		s.n--
+	}
+}
+
+// appendTo appends the ids of s to dst in ascending order.
+func (s *idSet) appendTo(dst []uint32) []uint32 {
+	if s == nil {
+		return dst
+	}
+	if s.bits == nil {
+		return append(dst, s.ids...)
+	}
+	for w, word := range s.bits {
+		for word != 0 {
+			dst = append(dst, uint32(w<<6+bits.TrailingZeros64(word)))
+			word &= word - 1
+		}
+	}
+	return dst
+}
+
+// each calls fn for every id of s in ascending order.
+func (s *idSet) each(fn func(uint32)) {
+	if s.bits == nil {
+		for _, id := range s.ids {
+			fn(id)
+		}
+		return
+	}
+	for w, word := range s.bits {
+		for word != 0 {
+			fn(uint32(w<<6 + bits.TrailingZeros64(word)))
+			word &= word - 1
+		}
+	}
+}
+
+// srcKey keys the source posting lists: a tenant (interned) and a source.
+type srcKey struct {
+	tenant uint32
+	source string
+}
+
+// link adds iid, a live record of tenant tid, to the payload index.
+func (s *Store) link(iid, tid uint32, c *record) {
+	set(s.byTenant, tid).add(iid)
+	set(s.bySource, srcKey{tid, c.Source}).add(iid)
+	set(s.byDoc, docKey{c.Tenant, c.DocID}).add(iid)
+}
+
+// unlink removes iid, the record r of tenant tid, from the payload index,
+// dropping posting lists left empty so that deleted values cost nothing.
+func (s *Store) unlink(iid, tid uint32, r *record) {
+	unset(s.byTenant, tid, iid)
+	unset(s.bySource, srcKey{tid, r.Source}, iid)
+	unset(s.byDoc, docKey{r.Tenant, r.DocID}, iid)
+}
+
+func set[K comparable](m map[K]*idSet, k K) *idSet {
+	p := m[k]
+	if p == nil {
+		p = &idSet{}
+		m[k] = p
+	}
+	return p
+}
+
+func unset[K comparable](m map[K]*idSet, k K, iid uint32) {
+	if p := m[k]; p != nil {
+		p.remove(iid)
+		if p.n == 0 {
+			delete(m, k)
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package vector
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// check verifies the index's internal invariants: every id maps to a slot
+// holding it, and once trained every slot is in exactly one list, at the
+// position where says, under its id, with codes of the list's length.
+func (ix *Index) check() error {
+	if len(ix.slot) != len(ix.ids) || len(ix.vecs) != len(ix.ids)*ix.dim {
+		return fmt.Errorf("%d ids, %d map entries, %d floats", len(ix.ids), len(ix.slot), len(ix.vecs))
+	}
+	for id, s := range ix.slot {
+		if int(s) >= len(ix.ids) || ix.ids[s] != id {
+			return fmt.Errorf("id %d maps to slot %d", id, s)
+		}
+	}
+	if !ix.trained {
+		return nil
+	}
+	if len(ix.where) != len(ix.ids) {
+		return fmt.Errorf("%d where entries for %d slots", len(ix.where), len(ix.ids))
+	}
+	seen := 0
+	for l, L := range ix.lists {
+		m := len(L.slots)
+		if len(L.ids) != m || len(L.codes) != m*ix.words || len(L.factor) != m || len(L.pop) != m || len(L.fine) != m*ix.fineStride() {
+			return fmt.Errorf("list %d: arrays of unequal length", l)
+		}
+		if m > ix.listMax {
+			return fmt.Errorf("list %d holds %d, more than %d", l, m, ix.listMax)
+		}
+		for p, s := range L.slots {
+			if w := ix.where[s]; int(w.list) != l || int(w.pos) != p {
+				return fmt.Errorf("slot %d in list %d at %d, where says %v", s, l, p, w)
+			}
+			if L.ids[p] != ix.ids[s] {
+				return fmt.Errorf("list %d entry %d has id %d, slot %d holds %d", l, p, L.ids[p], s, ix.ids[s])
+			}
+			seen++
+		}
+	}
+	if seen != len(ix.ids) {
+		return fmt.Errorf("lists hold %d entries for %d slots", seen, len(ix.ids))
+	}
+	return nil
+}
+
+// Random inserts, replacements and removals, with a reload now and then,
+// keep the invariants and keep every stored vector its own nearest hit.
+func TestRandomWrites(t *testing.T) {
+	vecs := clustered(31, 6000, 24, 30)
+	ix := New(24, Options{ListSize: 256})
+	r := rand.New(rand.NewPCG(5, 5))
+	live := map[uint32]int{} // id -> index of its vector in vecs
+	for step := range 12000 {
+		id := uint32(r.IntN(4000))
+		switch op := r.IntN(10); {
+		case op < 6:
+			v := r.IntN(len(vecs))
+			if err := ix.Add(id, vecs[v]); err != nil {
+				t.Fatal(err)
+			}
+			live[id] = v
+		default:
+			ix.Remove(id)
+			delete(live, id)
+		}
+		if step%3000 == 2999 {
+			ix = roundTrip(t, ix)
+		}
+		if step%500 == 0 {
+			if err := ix.check(); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+		}
+	}
+	if err := ix.check(); err != nil {
+		t.Fatal(err)
+	}
+	if ix.Len() != len(live) || !ix.trained || len(ix.lists) < 4 {
+		t.Fatalf("Len %d for %d live ids, trained %v, %d lists", ix.Len(), len(live), ix.trained, len(ix.lists))
+	}
+	ix.setSearch(Options{Probe: 1e9}) // every list: an exact answer for a stored vector
+	for id, v := range live {
+		got, ok := ix.Vector(id)
+		if !ok || cosine(got, vecs[v]) < 0.99999 {
+			t.Fatalf("id %d: stored vector differs", id)
+		}
+		if h := ix.Search(vecs[v], 1, nil); len(h) != 1 || h[0].Score < 0.9999 {
+			t.Fatalf("id %d: its own vector's best hit is %v", id, h)
+		}
+	}
+}

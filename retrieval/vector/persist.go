@@ -1,0 +1,375 @@
+package vector
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"math"
+	"unsafe"
+)
+
+// ErrCorrupt reports an index file that ReadIndex cannot trust: a wrong
+// magic or version, a failed checksum, a truncation or inconsistent
+// contents.
+var ErrCorrupt = errors.New("vector: corrupt index file")
+
+// File format (little endian): the 8-byte magic, a header of fixed-size
+// fields followed by the CRC-32C of the magic and header (checked before
+// anything is allocated from the header's counts), then the sections of
+// the index as raw arrays, then the CRC-32C of every byte before it.
+const (
+	fileMagic   = "ADRGVEC\x00"
+	fileVersion = 1
+	// Sanity bounds, so that a damaged header that passes its checksum by
+	// chance still cannot ask for absurd allocations.
+	maxFileDim = 1 << 16
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// hostLittle is true when the machine stores numbers little endian, as the
+// file does: then arrays are read and written in place, without a copy.
+var hostLittle = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// fileWriter writes little-endian values and arrays through a checksum.
+type fileWriter struct {
+	w   *bufio.Writer
+	crc hash.Hash32
+	n   int64
+	err error
+	buf [8]byte
+}
+
+func (fw *fileWriter) write(p []byte) {
+	if fw.err != nil {
+		return
+	}
+	fw.crc.Write(p)
+	m, err := fw.w.Write(p)
+	fw.n += int64(m)
+	fw.err = err
+}
+
+func (fw *fileWriter) u32(x uint32) {
+	binary.LittleEndian.PutUint32(fw.buf[:4], x)
+	fw.write(fw.buf[:4])
+}
+
+func (fw *fileWriter) u64(x uint64) {
+	binary.LittleEndian.PutUint64(fw.buf[:8], x)
+	fw.write(fw.buf[:8])
+}
+
+// array writes the elements of a slice of fixed-size numbers.
+func writeArray[T uint16 | uint32 | uint64 | float32](fw *fileWriter, a []T) {
+	if len(a) == 0 {
+		return
+	}
+	size := int(unsafe.Sizeof(a[0]))
+	if hostLittle {
+		fw.write(unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), len(a)*size))
+		return
+	}
+	b := make([]byte, 0, 64<<10)
+	for i, x := range a {
+		b = appendLE(b, x)
+		if len(b) == cap(b) || i == len(a)-1 {
+			fw.write(b)
+			b = b[:0]
+		}
+	}
+}
+
+func appendLE[T uint16 | uint32 | uint64 | float32](b []byte, x T) []byte {
+	switch v := any(x).(type) {
+	case uint16:
+		return binary.LittleEndian.AppendUint16(b, v)
+	case uint32:
+		return binary.LittleEndian.AppendUint32(b, v)
+	case uint64:
+		return binary.LittleEndian.AppendUint64(b, v)
+	default:
+		return binary.LittleEndian.AppendUint32(b, math.Float32bits(any(x).(float32)))
+	}
+}
+
+// fileReader reads what fileWriter wrote, through the same checksum. Its
+// first error sticks; every later read is a no-op.
+type fileReader struct {
+	r   io.Reader
+	crc hash.Hash32
+	err error
+	buf [8]byte
+}
+
+func (fr *fileReader) read(p []byte) {
+	if fr.err != nil {
+		return
+	}
+	if _, err := io.ReadFull(fr.r, p); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("%w: truncated: %w", ErrCorrupt, err)
+		}
+		fr.err = err
+		return
+	}
+	fr.crc.Write(p)
+}
+
+func (fr *fileReader) u32() uint32 {
+	fr.read(fr.buf[:4])
+	if fr.err != nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(fr.buf[:4])
+}
+
+func (fr *fileReader) u64() uint64 {
+	fr.read(fr.buf[:8])
+	if fr.err != nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(fr.buf[:8])
+}
+
+func (fr *fileReader) fail(format string, args ...any) {
+	if fr.err == nil {
+		fr.err = fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
+	}
+}
+
+// checksum reads a stored CRC-32C and compares it with the one of every
+// byte read so far.
+func (fr *fileReader) checksum(what string) {
+	sum := fr.crc.Sum32()
+	if fr.err != nil {
+		return
+	}
+	var b [4]byte
+	if _, err := io.ReadFull(fr.r, b[:]); err != nil {
+		fr.err = fmt.Errorf("%w: truncated %s checksum: %w", ErrCorrupt, what, err)
+		return
+	}
+	fr.crc.Write(b[:])
+	if got := binary.LittleEndian.Uint32(b[:]); got != sum {
+		fr.err = fmt.Errorf("%w: %s checksum %#08x, computed %#08x", ErrCorrupt, what, got, sum)
+	}
+}
+
+// readArray reads n elements into a new slice of exactly n. The counts
+// come from a header whose checksum has been verified, so a damaged file
+// cannot ask for more than its writer stored.
+func readArray[T uint16 | uint32 | uint64 | float32](fr *fileReader, n int) []T {
+	if fr.err != nil || n == 0 {
+		return nil
+	}
+	out := make([]T, n)
+	size := int(unsafe.Sizeof(out[0]))
+	if hostLittle {
+		fr.read(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), n*size))
+	} else {
+		const piece = 1 << 16
+		b := make([]byte, piece*size)
+		for i := 0; i < n && fr.err == nil; i += piece {
+			part := out[i:min(i+piece, n)]
+			fr.read(b[:len(part)*size])
+			for j := range part {
+				part[j] = fromLE[T](b[j*size:])
+			}
+		}
+	}
+	if fr.err != nil {
+		return nil
+	}
+	return out
+}
+
+func fromLE[T uint16 | uint32 | uint64 | float32](b []byte) T {
+	var x T
+	switch p := any(&x).(type) {
+	case *uint16:
+		*p = binary.LittleEndian.Uint16(b)
+	case *uint32:
+		*p = binary.LittleEndian.Uint32(b)
+	case *uint64:
+		*p = binary.LittleEndian.Uint64(b)
+	case *float32:
+		*p = math.Float32frombits(binary.LittleEndian.Uint32(b))
+	}
+	return x
+}
+
+// countingWriter adapts the header writes into WriteTo's byte count.
+func newFileWriter(w io.Writer) *fileWriter {
+	return &fileWriter{w: bufio.NewWriterSize(w, 1<<20), crc: crc32.New(castagnoli)}
+}
+
+func newFileReader(r io.Reader) *fileReader {
+	return &fileReader{r: bufio.NewReaderSize(r, 1<<20), crc: crc32.New(castagnoli)}
+}
+
+const (
+	flagTrained = 1 << iota
+	flagExact
+)
+
+// WriteTo writes the index to w in a versioned, checksummed binary form
+// that ReadIndex reads back without re-encoding or retraining anything. It
+// returns the bytes written. Like Search, it may run concurrently with
+// other reads but not with Add or Remove.
+func (ix *Index) WriteTo(w io.Writer) (int64, error) {
+	fw := newFileWriter(w)
+	fw.write([]byte(fileMagic))
+	fw.u32(fileVersion)
+	var flags uint32
+	if ix.trained {
+		flags |= flagTrained
+	}
+	if ix.exact {
+		flags |= flagExact
+	}
+	fw.u32(uint32(max(ix.dim, 0)))
+	fw.u32(flags)
+	fw.u64(ix.seed)
+	fw.u64(uint64(int64(ix.threshold)))
+	fw.u64(uint64(len(ix.ids)))
+	fw.u64(uint64(ix.listMax))
+	fw.u64(uint64(len(ix.lists)))
+	fw.u32(fw.crc.Sum32())
+
+	writeArray(fw, ix.ids)
+	writeArray(fw, ix.vecs)
+	for _, L := range ix.lists {
+		writeArray(fw, L.centroid)
+		fw.u64(uint64(len(L.slots)))
+		writeArray(fw, L.slots)
+		writeArray(fw, L.codes)
+		writeArray(fw, L.factor)
+		writeArray(fw, L.pop)
+		writeArray(fw, L.fine)
+	}
+	fw.u32(fw.crc.Sum32())
+	if fw.err == nil {
+		fw.err = fw.w.Flush()
+	}
+	if fw.err != nil {
+		return fw.n, fmt.Errorf("vector: write index: %w", fw.err)
+	}
+	return fw.n, nil
+}
+
+// ReadIndex reads an index written by WriteTo. The dimension, seed,
+// threshold and exactness come from the file; o supplies the search-time
+// settings (Oversample, Rerank). Damage of any kind (bad magic, version or
+// checksum, truncation, inconsistent contents) returns an error matching
+// ErrCorrupt; other read errors are returned wrapped.
+func ReadIndex(r io.Reader, o Options) (*Index, error) {
+	fr := newFileReader(r)
+	var magic [len(fileMagic)]byte
+	fr.read(magic[:])
+	if fr.err == nil && string(magic[:]) != fileMagic {
+		fr.fail("bad magic %q", magic[:])
+	}
+	if v := fr.u32(); fr.err == nil && v != fileVersion {
+		fr.fail("version %d, want %d", v, fileVersion)
+	}
+	dim, flags, seed := fr.u32(), fr.u32(), fr.u64()
+	threshold, n, listMax, nlists := int64(fr.u64()), fr.u64(), fr.u64(), fr.u64()
+	fr.checksum("header")
+	trained := flags&flagTrained != 0
+	if fr.err == nil && (dim == 0 || dim > maxFileDim || flags&^(flagTrained|flagExact) != 0 || n > math.MaxUint32 ||
+		seed == 0 || listMax == 0 || listMax > math.MaxUint32 || nlists > n+1 || trained != (nlists > 0)) {
+		fr.fail("header out of range: dim %d, flags %#x, %d vectors, %d lists", dim, flags, n, nlists)
+	}
+	if fr.err != nil {
+		return nil, fmt.Errorf("vector: read index: %w", fr.err)
+	}
+	o.Seed, o.Exact, o.ExactThreshold, o.ListSize = seed, flags&flagExact != 0, int(threshold), int(listMax)
+	ix := New(int(dim), o)
+	count := int(n)
+	ix.ids = readArray[uint32](fr, count)
+	ix.vecs = readArray[float32](fr, count*ix.dim)
+	if trained {
+		ix.trained = true
+		ix.encBuf = make([]float32, ix.pdim)
+		ix.lists = make([]*list, 0, nlists)
+		total := 0
+		for range nlists {
+			c := readArray[float32](fr, ix.dim)
+			size := fr.u64()
+			if fr.err == nil && size > uint64(count-total) {
+				fr.fail("lists hold more than %d vectors", count)
+			}
+			for _, x := range c {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					fr.fail("centroid not finite")
+					break
+				}
+			}
+			if fr.err != nil {
+				break
+			}
+			m := int(size)
+			total += m
+			L := ix.lists[ix.addList(c)]
+			L.slots = readArray[uint32](fr, m)
+			L.codes = readArray[uint64](fr, m*ix.words)
+			L.factor = readArray[float32](fr, m)
+			L.pop = readArray[uint16](fr, m)
+			L.fine = readArray[uint64](fr, m*ix.fineStride())
+		}
+		if fr.err == nil && total != count {
+			fr.fail("lists hold %d vectors, want %d", total, count)
+		}
+	}
+	fr.checksum("file")
+	if fr.err == nil {
+		if _, err := fr.r.Read(fr.buf[:1]); err != io.EOF {
+			fr.fail("data after the end of the index")
+		}
+	}
+	if fr.err != nil {
+		return nil, fmt.Errorf("vector: read index: %w", fr.err)
+	}
+	if err := ix.rebuildWhere(); err != nil {
+		return nil, fmt.Errorf("vector: read index: %w", err)
+	}
+	ix.slot = make(map[uint32]uint32, count)
+	for s, id := range ix.ids {
+		if _, dup := ix.slot[id]; dup {
+			return nil, fmt.Errorf("vector: read index: %w: id %d stored twice", ErrCorrupt, id)
+		}
+		ix.slot[id] = uint32(s)
+	}
+	return ix, nil
+}
+
+// rebuildWhere derives each slot's list and position from the lists and
+// checks that every slot is in exactly one list.
+func (ix *Index) rebuildWhere() error {
+	if !ix.trained {
+		return nil
+	}
+	n := len(ix.ids)
+	ix.where = make([]loc, n)
+	seen := make([]bool, n)
+	for l, L := range ix.lists {
+		L.ids = make([]uint32, len(L.slots))
+		for p, s := range L.slots {
+			if int(s) >= n || seen[s] {
+				return fmt.Errorf("%w: slot %d listed twice or out of range", ErrCorrupt, s)
+			}
+			seen[s] = true
+			L.ids[p] = ix.ids[s]
+			ix.where[s] = loc{list: uint32(l), pos: uint32(p)}
+		}
+	}
+	return nil
+}

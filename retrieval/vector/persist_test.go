@@ -1,0 +1,176 @@
+package vector
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"testing"
+)
+
+// sameIndex checks that b answers every query as a does and holds the same
+// vectors.
+func sameIndex(t *testing.T, a, b *Index, queries [][]float32) {
+	t.Helper()
+	if a.Len() != b.Len() || a.Dim() != b.Dim() {
+		t.Fatalf("reloaded index has %d vectors of %d dims, want %d of %d", b.Len(), b.Dim(), a.Len(), a.Dim())
+	}
+	for _, q := range queries {
+		if x, y := a.Search(q, 20, nil), b.Search(q, 20, nil); !slices.Equal(x, y) {
+			t.Fatalf("reloaded index answers differently:\n%v\n%v", y, x)
+		}
+	}
+	for _, id := range a.ids {
+		x, _ := a.Vector(id)
+		y, ok := b.Vector(id)
+		if !ok || !slices.Equal(x, y) {
+			t.Fatalf("vector %d differs after reload", id)
+		}
+	}
+}
+
+func roundTrip(t *testing.T, ix *Index) *Index {
+	t.Helper()
+	var buf bytes.Buffer
+	n, err := ix.WriteTo(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != int64(buf.Len()) {
+		t.Fatalf("WriteTo reported %d bytes, wrote %d", n, buf.Len())
+	}
+	got, err := ReadIndex(&buf, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestPersistRoundTrip(t *testing.T) {
+	queries := clustered(22, 10, 48, 8)
+	for name, o := range map[string]Options{"small": {}, "trained": {}, "exact": {Exact: true}, "seed": {Seed: 77, ExactThreshold: -1}} {
+		t.Run(name, func(t *testing.T) {
+			n := 3000
+			if name == "small" {
+				n = 300
+			}
+			ix := buildIndex(t, clustered(21, n, 48, 8), o)
+			got := roundTrip(t, ix)
+			sameIndex(t, ix, got, queries)
+			if got.trained != ix.trained || got.exact != ix.exact || got.seed != ix.seed {
+				t.Fatalf("reloaded trained/exact/seed = %v/%v/%d, want %v/%v/%d", got.trained, got.exact, got.seed, ix.trained, ix.exact, ix.seed)
+			}
+		})
+	}
+	t.Run("empty", func(t *testing.T) {
+		got := roundTrip(t, New(16, Options{}))
+		if got.Len() != 0 || got.Dim() != 16 {
+			t.Fatalf("empty index reloaded with %d vectors of %d dims", got.Len(), got.Dim())
+		}
+	})
+}
+
+// Writes after a reload keep the index consistent with one that never
+// went through a file.
+func TestPersistThenWrite(t *testing.T) {
+	vecs := clustered(23, 4000, 32, 10)
+	a := buildIndex(t, vecs[:3000], Options{})
+	b := roundTrip(t, a)
+	for _, ix := range []*Index{a, b} {
+		for i := 3000; i < 4000; i++ {
+			if err := ix.Add(uint32(i), vecs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := 0; i < 4000; i += 7 {
+			ix.Remove(uint32(i))
+		}
+		for i := 1; i < 4000; i += 11 { // replace
+			if err := ix.Add(uint32(i), vecs[(i*13)%4000]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sameIndex(t, a, b, clustered(24, 10, 32, 10))
+	sameIndex(t, a, roundTrip(t, b), clustered(24, 10, 32, 10))
+}
+
+func TestReadCorrupt(t *testing.T) {
+	ix := buildIndex(t, clustered(25, 2500, 16, 6), Options{})
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	file := buf.Bytes()
+	// Every truncation, sampled, and a flipped bit at sampled offsets.
+	for cut := 0; cut < len(file); cut += 1 + len(file)/97 {
+		if _, err := ReadIndex(bytes.NewReader(file[:cut]), Options{}); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("file cut at %d of %d: err = %v, want ErrCorrupt", cut, len(file), err)
+		}
+	}
+	for off := 0; off < len(file); off += 1 + len(file)/131 {
+		bad := slices.Clone(file)
+		bad[off] ^= 0x10
+		if _, err := ReadIndex(bytes.NewReader(bad), Options{}); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("bit flipped at %d of %d: err = %v, want ErrCorrupt", off, len(file), err)
+		}
+	}
+	if _, err := ReadIndex(bytes.NewReader(append(slices.Clone(file), 0)), Options{}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("trailing byte: err = %v, want ErrCorrupt", err)
+	}
+	if _, err := ReadIndex(bytes.NewReader(file), Options{}); err != nil {
+		t.Fatalf("intact file: %v", err)
+	}
+}
+
+func FuzzReadIndex(f *testing.F) {
+	for _, n := range []int{0, 5, 1200} {
+		ix := New(8, Options{})
+		for i, v := range clustered(26, n, 8, 3) {
+			if err := ix.Add(uint32(i), v); err != nil {
+				f.Fatal(err)
+			}
+		}
+		var buf bytes.Buffer
+		if _, err := ix.WriteTo(&buf); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ix, err := ReadIndex(bytes.NewReader(data), Options{})
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("err = %v, want ErrCorrupt", err)
+			}
+			return
+		}
+		// Whatever it accepted must be usable.
+		q := make([]float32, ix.Dim())
+		q[0] = 1
+		ix.Search(q, 5, nil)
+		ix.SearchAmong(q, 5, []uint32{0, 1, 2})
+	})
+}
+
+func TestSearchAmong(t *testing.T) {
+	vecs := clustered(27, 3000, 32, 8)
+	ix := buildIndex(t, vecs, Options{})
+	ids := []uint32{5, 900, 17, 2999, 17, 123456, 40, 41, 42}
+	in := map[uint32]bool{}
+	for _, id := range ids {
+		in[id] = true
+	}
+	for _, q := range clustered(28, 5, 32, 8) {
+		got := ix.SearchAmong(q, 4, ids)
+		want := ix.SearchExact(q, 4, func(id uint32) bool { return in[id] })
+		if !slices.Equal(got, want) {
+			t.Fatalf("SearchAmong = %v, want %v", got, want)
+		}
+		if all := ix.SearchAmong(q, 50, ids); len(all) != 7 {
+			t.Fatalf("SearchAmong of 7 distinct present ids returned %d", len(all))
+		}
+	}
+	if got := ix.SearchAmong(vecs[0], 5, []uint32{999_999}); got != nil {
+		t.Errorf("absent ids only: %v, want nil", got)
+	}
+}

@@ -1,0 +1,140 @@
+package vector
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/adaptrag/adaptrag/internal/workload"
+)
+
+// TestScale measures the index at the size ADAPTRAG_VECTOR_N gives (384
+// dimensions, clustered and isotropic): build CPU per vector, query p50
+// (wall) and mean CPU, recall@50 against exact search, live heap per
+// vector, and the same with a 1% and a 10% filter. It is opt-in: minutes
+// at 1M.
+func TestScale(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("ADAPTRAG_VECTOR_N"))
+	if n <= 0 {
+		t.Skip("set ADAPTRAG_VECTOR_N to measure at that size")
+	}
+	kinds := []string{"clustered", "isotropic"}
+	if k := os.Getenv("ADAPTRAG_VECTOR_KIND"); k != "" {
+		kinds = []string{k}
+	}
+	const dim, nq = 384, 200
+	for _, kind := range kinds {
+		var vecs, qs [][]float32
+		if kind == "clustered" {
+			w := workload.NewClustered(n, workload.ClusterOptions{})
+			vecs, qs = w.Docs, w.Queries
+		} else if kind == "clustered-fine" {
+			all := clustered(1, n+nq, dim, max(n/100, 10))
+			vecs, qs = all[:n], all[n:]
+		} else {
+			all := isotropic(1, n+nq, dim)
+			vecs, qs = all[:n], all[n:]
+		}
+		var ix *Index
+		var cpu time.Duration
+		mb := workload.HeapMB(func() {
+			c0 := workload.CPUTime()
+			ix = buildIndex(t, vecs, Options{ListSize: listSize()})
+			cpu = workload.CPUTime() - c0
+		})
+		t.Logf("%s n=%d: build %.1f µs CPU/vector, %d lists, heap %.0f MiB (%.0f B/vector), process RSS %s (workload included)",
+			kind, n, float64(cpu.Microseconds())/float64(n), len(ix.lists), mb, mb*(1<<20)/float64(n), rss())
+		for _, sel := range filters() {
+			var accept func(uint32) bool
+			if sel > 0 {
+				accept = func(id uint32) bool { return id%uint32(sel) == 3 }
+			}
+			want := make([][]Scored, nq)
+			for i, q := range qs {
+				want[i] = ix.SearchExact(q, workload.TopK, accept)
+			}
+			for _, so := range searchGrid() {
+				ix.setSearch(so)
+				got := make([][]Scored, nq)
+				lat := make([]time.Duration, nq)
+				c0 := workload.CPUTime()
+				for i, q := range qs {
+					t0 := time.Now()
+					got[i] = ix.Search(q, workload.TopK, accept)
+					lat[i] = time.Since(t0)
+				}
+				c := (workload.CPUTime() - c0) / nq
+				slices.Sort(lat)
+				t.Logf("%s n=%d filter=%s probe=%v over=%v rerank=%v: p50 %v p99 %v cpu/q %v recall@50 %.3f",
+					kind, n, filterName(sel), ix.probe, ix.oversamp, ix.rerankF, lat[nq/2], lat[nq*99/100], c, recallAt(got, want))
+			}
+			ix.setSearch(Options{})
+		}
+		runtime.KeepAlive(ix)
+	}
+}
+
+func filterName(sel int) string {
+	if sel == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%g%%", 100/float64(sel))
+}
+
+// searchGrid is the search settings TestScale tries: the defaults, or
+// those of ADAPTRAG_VECTOR_GRID, "probe/oversample/rerank" triples
+// separated by spaces.
+func searchGrid() []Options {
+	g := os.Getenv("ADAPTRAG_VECTOR_GRID")
+	if g == "" {
+		return []Options{{}}
+	}
+	var out []Options
+	for _, f := range strings.Fields(g) {
+		var o Options
+		if _, err := fmt.Sscanf(f, "%g/%g/%g", &o.Probe, &o.Oversample, &o.Rerank); err == nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// filters is the filter selectivities TestScale tries, as 1 in N (0 for
+// none): ADAPTRAG_VECTOR_FILTERS, or none, 10% and 1%.
+func filters() []int {
+	f := strings.Fields(os.Getenv("ADAPTRAG_VECTOR_FILTERS"))
+	if len(f) == 0 {
+		return []int{0, 10, 100}
+	}
+	var out []int
+	for _, x := range f {
+		if v, err := strconv.Atoi(x); err == nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func listSize() int {
+	n, _ := strconv.Atoi(os.Getenv("ADAPTRAG_VECTOR_LIST"))
+	return n
+}
+
+// rss is the process's resident set as /proc reports it, or "?".
+func rss() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "?"
+}
