@@ -166,6 +166,7 @@ type Index struct {
 // Codes encode u, the rotated residual of a vector from the centroid.
 type list struct {
 	centroid []float32 // dim; fixed while the list exists
+	rc       []float32 // pdim: the rotated centroid
 	half     float32   // |centroid|²/2, for the squared-distance order
 	slots    []uint32
 	ids      []uint32  // per entry, the slot's id: a filter reads it in order
@@ -279,8 +280,9 @@ func (ix *Index) Add(id uint32, v []float32) error {
 		dst[i] = float32(float64(x) * inv)
 	}
 	if ix.trained {
-		l := ix.nearest(dst)
-		ix.link(s, l)
+		rv := ix.assign.rotated(ix, dst)
+		l := ix.nearest(dst, rv)
+		ix.link(s, l, rv)
 		ix.splitLarge(l)
 	} else if !ix.exact && len(ix.ids) > ix.threshold {
 		ix.train()
@@ -366,7 +368,7 @@ func (ix *Index) train() {
 	ix.addList(c)
 	ix.where = make([]loc, n)
 	for s := range n {
-		ix.link(uint32(s), 0)
+		ix.link(uint32(s), 0, nil)
 	}
 	ix.splitLarge(0)
 }
@@ -387,8 +389,9 @@ func (ix *Index) setList(at int, c []float32) int {
 		ix.cpop = append(ix.cpop, 0)
 	}
 	ix.lists[at] = newList(c)
-	buf := ix.encBuf
+	buf := make([]float32, ix.pdim)
 	ix.rotate(buf, c, nil)
+	ix.lists[at].rc = buf
 	code := ix.ccodes[at*ix.words : (at+1)*ix.words]
 	clear(code)
 	var l1, l2 float64
@@ -426,7 +429,7 @@ const (
 
 // nearest returns the list whose centroid is nearest v in Euclidean
 // distance: the largest ⟨v, c⟩ − |c|²/2.
-func (ix *Index) nearest(v []float32) int {
+func (ix *Index) nearest(v, rv []float32) int {
 	best, bl := float32(math.Inf(-1)), 0
 	if len(ix.lists) <= nearestExact {
 		for l, L := range ix.lists {
@@ -437,11 +440,7 @@ func (ix *Index) nearest(v []float32) int {
 		return bl
 	}
 	sc := &ix.assign
-	if len(sc.rot) != ix.pdim {
-		sc.rot, sc.planes = make([]float32, ix.pdim), make([]uint64, 4*ix.words)
-	}
-	ix.rotate(sc.rot, v, nil)
-	qp := quantize(sc.rot, sc.planes, ix.words)
+	qp := quantize(rv, sc.planes, ix.words)
 	nl := len(ix.lists)
 	est := slices.Grow(sc.est[:0], nl)[:nl]
 	qp.scan(ix.ccodes, ix.cfactor, ix.cpop, est)
@@ -460,7 +459,7 @@ func (ix *Index) nearest(v []float32) int {
 }
 
 // link appends slot s to list l and encodes it there.
-func (ix *Index) link(s uint32, l int) {
+func (ix *Index) link(s uint32, l int, rv []float32) {
 	L := ix.lists[l]
 	pos := len(L.slots)
 	L.slots = append(L.slots, s)
@@ -470,7 +469,7 @@ func (ix *Index) link(s uint32, l int) {
 	L.pop = append(L.pop, 0)
 	L.fine = append(L.fine, make([]uint64, ix.fineStride())...)
 	ix.where[s] = loc{list: uint32(l), pos: uint32(pos)}
-	ix.encode(s)
+	ix.encode(s, rv)
 }
 
 // unlink takes slot s out of its list; the list's last entry moves into
@@ -515,9 +514,9 @@ func (ix *Index) splitLarge(l int) {
 	nl := ix.addList(c2)
 	for i, s := range members {
 		if side[i] {
-			ix.link(s, nl)
+			ix.link(s, nl, nil)
 		} else {
-			ix.link(s, l)
+			ix.link(s, l, nil)
 		}
 	}
 	ix.splitLarge(l)
@@ -601,11 +600,20 @@ func (ix *Index) twoMeans(members []uint32, side []bool, centroid []float32) (c1
 // square of u (the optimal 4-level quantizer threshold for Gaussian
 // coordinates). Together they give the 2-bit reconstruction
 // r_j = sign(u_j)·(1 + 2·mag_j).
-func (ix *Index) encode(s uint32) {
+//
+// rv is the rotation of the vector, or nil to compute it here: the
+// rotation is linear, so the residual's is rv minus the rotated centroid.
+func (ix *Index) encode(s uint32, rv []float32) {
 	buf := ix.encBuf
 	w := ix.where[s]
 	L := ix.lists[w.list]
-	ix.rotate(buf, ix.vec(s), L.centroid)
+	if rv == nil {
+		ix.rotate(buf, ix.vec(s), nil)
+		rv = buf
+	}
+	for j, x := range L.rc {
+		buf[j] = rv[j] - x
+	}
 	p := int(w.pos)
 	code := L.codes[p*ix.words : (p+1)*ix.words]
 	fs := ix.fineStride()
@@ -613,15 +621,15 @@ func (ix *Index) encode(s uint32) {
 	mag := fine[:ix.words]
 	clear(code)
 	clear(mag)
-	var l1, l2 float64
+	var l1, l2 float32
 	for _, x := range buf {
-		l1 += math.Abs(float64(x))
-		l2 += float64(x) * float64(x)
+		l1 += abs32(x)
+		l2 += x * x
 	}
-	t := 0.98 * math.Sqrt(l2/float64(len(buf)))
-	var ip2 float64 // ⟨u, r⟩
+	t := 0.98 * float32(math.Sqrt(float64(l2)/float64(len(buf))))
+	var ip2 float32 // ⟨u, r⟩
 	for j, x := range buf {
-		a := math.Abs(float64(x))
+		a := abs32(x)
 		if x >= 0 {
 			code[j>>6] |= 1 << (j & 63)
 		}
@@ -640,11 +648,23 @@ func (ix *Index) encode(s uint32) {
 	L.pop[p] = uint16(pop)
 	var f1, f2 float32
 	if l1 > 0 {
-		f1 = float32(l2 / l1)
-		f2 = float32(l2 / ip2)
+		f1 = l2 / l1
+		f2 = l2 / ip2
 	}
 	L.factor[p] = f1
 	fine[ix.words] = uint64(math.Float32bits(f2)) | uint64(mpop)<<32
+}
+
+func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
+
+// rotated writes the rotation of v into the assignment scratch and
+// returns it.
+func (sc *scratch) rotated(ix *Index, v []float32) []float32 {
+	if len(sc.rot) != ix.pdim {
+		sc.rot, sc.planes = make([]float32, ix.pdim), make([]uint64, 4*ix.words)
+	}
+	ix.rotate(sc.rot, v, nil)
+	return sc.rot
 }
 
 // rotate writes the rotation of v - center (center may be nil) into dst,
