@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"testing"
@@ -169,5 +170,27 @@ func BenchmarkCrossover(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkReadIndex: one op = ReadIndex of the clustered index of N
+// vectors from memory (what a reopen costs beyond reading the file: no
+// re-encoding, so it runs near memory bandwidth, checksum included).
+func BenchmarkReadIndex(b *testing.B) {
+	for _, n := range workload.Sizes() {
+		b.Run(fmt.Sprintf("clustered/N=%d", n), func(b *testing.B) {
+			var buf bytes.Buffer
+			if _, err := benchOf(true, n).index().WriteTo(&buf); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(buf.Len()))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ReadIndex(bytes.NewReader(buf.Bytes()), Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(buf.Len())/float64(n), "file-B/vector")
+		})
 	}
 }
