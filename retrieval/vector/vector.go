@@ -553,7 +553,7 @@ func (ix *Index) nearest(v, rv []float32) int {
 	qp := quantize(rv, sc.planes, ix.words)
 	nl := len(ix.lists)
 	est := slices.Grow(sc.est[:0], nl)[:nl]
-	qp.scan(ix.ccodes, ix.cfactor, ix.cpop, est)
+	qp.scan(ix.ccodes, ix.cfactor, ix.cpop, 0, est)
 	short := topK{items: sc.fine[:0], k: nearestShort}
 	for l, e := range est {
 		short.push(Scored{ID: uint32(l), Score: e - ix.lists[l].half})
@@ -945,6 +945,9 @@ func (ix *Index) exactScan(sc *scratch, q []float32, k int, accept func(uint32) 
 	return h.sorted()
 }
 
+// segment is where the estimates of one probed list start.
+type segment struct{ start, list uint32 }
+
 type listKey struct {
 	key float32
 	l   uint32
@@ -987,7 +990,7 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 	if ix.unexplained() > maxUnexplained {
 		budget = n
 	}
-	est, ent := sc.est[:0], sc.ent[:0]
+	est, ent, segs := sc.est[:0], sc.ent[:0], sc.segs[:0]
 	scanned := 0
 	emin, emax := float32(math.Inf(1)), float32(math.Inf(-1))
 	for _, o := range order {
@@ -999,25 +1002,30 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 		start := len(est)
 		est = slices.Grow(est, m)[:start+m]
 		part := est[start:]
-		qp.scan(L.codes, L.factor, L.pop, part)
-		c := qc[o.l]
-		kept := 0
-		for i, e := range part {
-			if accept != nil && !accept(L.ids[i]) {
-				continue
+		lo, hi := qp.scan(L.codes, L.factor, L.pop, qc[o.l], part)
+		if accept == nil {
+			// Unfiltered, the entries of a list stay in place: a segment
+			// locates them, with no per-entry bookkeeping.
+			segs = append(segs, segment{start: uint32(start), list: o.l})
+			emin, emax = min(emin, lo), max(emax, hi)
+		} else {
+			kept := 0
+			for i, e := range part {
+				if !accept(L.ids[i]) {
+					continue
+				}
+				part[kept] = e
+				kept++
+				ent = append(ent, loc{list: o.l, pos: uint32(i)})
+				if e < emin {
+					emin = e
+				}
+				if e > emax {
+					emax = e
+				}
 			}
-			e += c
-			part[kept] = e
-			kept++
-			ent = append(ent, loc{list: o.l, pos: uint32(i)})
-			if e < emin {
-				emin = e
-			}
-			if e > emax {
-				emax = e
-			}
+			est = est[:start+kept]
 		}
-		est = est[:start+kept]
 		scanned += m
 		if scanned < budget {
 			continue
@@ -1029,7 +1037,19 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 			break
 		}
 	}
-	sc.est, sc.ent = est, ent
+	sc.est, sc.ent, sc.segs = est, ent, segs
+	// at locates estimate e, for ascending e: by ent when filtered, else
+	// by walking the segments.
+	seg := 0
+	at := func(e uint32) loc {
+		if accept != nil {
+			return ent[e]
+		}
+		for seg+1 < len(segs) && segs[seg+1].start <= e {
+			seg++
+		}
+		return loc{list: segs[seg].list, pos: e - segs[seg].start}
+	}
 	m := len(est)
 	if m == 0 {
 		return nil
@@ -1076,8 +1096,8 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 		fs := ix.fineStride()
 		r := topK{items: sc.fine[:0], k: c2}
 		for _, e := range cand {
-			at := ent[e]
-			L, p := ix.lists[at.list], int(at.pos)
+			a := at(e)
+			L, p := ix.lists[a.list], int(a.pos)
 			fine := L.fine[p*fs : (p+1)*fs : (p+1)*fs]
 			code := L.codes[p*w : (p+1)*w : (p+1)*w]
 			tail := fine[w]
@@ -1085,10 +1105,10 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 			// scale and centroid term.
 			var ipx float32
 			if f := L.factor[p]; f != 0 {
-				ipx = (est[e] - qc[at.list]) / f
+				ipx = (est[e] - qc[a.list]) / f
 			}
 			f2 := math.Float32frombits(uint32(tail))
-			r.push(Scored{ID: L.slots[p], Score: qc[at.list] + f2*(ipx+2*qp.magTerm(code, fine[:w], int(tail>>32)))})
+			r.push(Scored{ID: L.slots[p], Score: qc[a.list] + f2*(ipx+2*qp.magTerm(code, fine[:w], int(tail>>32)))})
 		}
 		sc.fine = r.items
 		for _, it := range r.items {
@@ -1096,7 +1116,8 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 		}
 	} else {
 		for _, e := range cand {
-			slots = append(slots, ix.lists[ent[e].list].slots[ent[e].pos])
+			a := at(e)
+			slots = append(slots, ix.lists[a.list].slots[a.pos])
 		}
 	}
 	sc.cand = cand
@@ -1152,14 +1173,14 @@ type queryPlanes struct {
 // scan writes the 1-bit estimate of every slot into est and returns their
 // range. Both loops are kept small, with one accumulator, so that they stay
 // in registers; 384 dimensions (six words) get a fully unrolled loop.
-func (qp *queryPlanes) scan(codes []uint64, factor []float32, pop []uint16, est []float32) (emin, emax float32) {
+func (qp *queryPlanes) scan(codes []uint64, factor []float32, pop []uint16, add float32, est []float32) (emin, emax float32) {
 	if len(qp.p0) == 6 {
-		return qp.scan6(codes, factor, pop, est)
+		return qp.scan6(codes, factor, pop, add, est)
 	}
-	return qp.scanAny(codes, factor, pop, est)
+	return qp.scanAny(codes, factor, pop, add, est)
 }
 
-func (qp *queryPlanes) scanAny(codes []uint64, factor []float32, pop []uint16, est []float32) (emin, emax float32) {
+func (qp *queryPlanes) scanAny(codes []uint64, factor []float32, pop []uint16, add float32, est []float32) (emin, emax float32) {
 	w := len(qp.p0)
 	p0, p1, p2, p3 := qp.p0, qp.p1[:w], qp.p2[:w], qp.p3[:w]
 	lo2, delta2, sum := 2*qp.lo, 2*qp.delta, qp.sum
@@ -1173,7 +1194,7 @@ func (qp *queryPlanes) scanAny(codes []uint64, factor []float32, pop []uint16, e
 				bits.OnesCount64(x&p2[i])<<2 + bits.OnesCount64(x&p3[i])<<3
 		}
 		// ⟨q, sign(u)⟩ = 2·Σ_{bit set} q_j − Σ q_j; times |u|²/⟨u, sign(u)⟩.
-		e := factor[s] * (lo2*float32(pop[s]) + delta2*float32(a) - sum)
+		e := factor[s]*(lo2*float32(pop[s])+delta2*float32(a)-sum) + add
 		est[s] = e
 		// Plain compares: the builtin min and max spend instructions on NaN
 		// and signed zeros, which cannot occur here, in the hottest loop.
@@ -1187,7 +1208,7 @@ func (qp *queryPlanes) scanAny(codes []uint64, factor []float32, pop []uint16, e
 	return emin, emax
 }
 
-func (qp *queryPlanes) scan6(codes []uint64, factor []float32, pop []uint16, est []float32) (emin, emax float32) {
+func (qp *queryPlanes) scan6(codes []uint64, factor []float32, pop []uint16, add float32, est []float32) (emin, emax float32) {
 	p0, p1, p2, p3 := (*[6]uint64)(qp.p0), (*[6]uint64)(qp.p1), (*[6]uint64)(qp.p2), (*[6]uint64)(qp.p3)
 	lo2, delta2, sum := 2*qp.lo, 2*qp.delta, qp.sum
 	factor, pop = factor[:len(est)], pop[:len(est)]
@@ -1203,7 +1224,7 @@ func (qp *queryPlanes) scan6(codes []uint64, factor []float32, pop []uint16, est
 			bits.OnesCount64(c[3]&p2[3]) + bits.OnesCount64(c[4]&p2[4]) + bits.OnesCount64(c[5]&p2[5])) << 2
 		a += (bits.OnesCount64(c[0]&p3[0]) + bits.OnesCount64(c[1]&p3[1]) + bits.OnesCount64(c[2]&p3[2]) +
 			bits.OnesCount64(c[3]&p3[3]) + bits.OnesCount64(c[4]&p3[4]) + bits.OnesCount64(c[5]&p3[5])) << 3
-		e := factor[s] * (lo2*float32(pop[s]) + delta2*float32(a) - sum)
+		e := factor[s]*(lo2*float32(pop[s])+delta2*float32(a)-sum) + add
 		est[s] = e
 		// Plain compares: the builtin min and max spend instructions on NaN
 		// and signed zeros, which cannot occur here, in the hottest loop.
@@ -1245,7 +1266,8 @@ type scratch struct {
 	planes     []uint64
 	est        []float32
 	hist       [4096]uint32
-	ent        []loc // list and position of each estimate
+	ent        []loc // list and position of each estimate, when filtered
+	segs       []segment
 	qc         []float32
 	order      []listKey
 	cand       []uint32 // entry numbers, and slots for SearchAmong

@@ -361,8 +361,8 @@ func TestScan6MatchesGeneric(t *testing.T) {
 		*p = []uint64{r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64()}
 	}
 	a, b := make([]float32, n), make([]float32, n)
-	lo1, hi1 := qp.scan6(codes, factor, pop, a)
-	lo2, hi2 := qp.scanAny(codes, factor, pop, b)
+	lo1, hi1 := qp.scan6(codes, factor, pop, 0.25, a)
+	lo2, hi2 := qp.scanAny(codes, factor, pop, 0.25, b)
 	if !slices.Equal(a, b) || lo1 != lo2 || hi1 != hi2 {
 		t.Fatal("the unrolled 384-d scan differs from the generic one")
 	}
