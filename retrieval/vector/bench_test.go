@@ -194,3 +194,24 @@ func BenchmarkReadIndex(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSearchAmong: one op = exact top-50 over 1,000 and 10,000 listed
+// ids of the clustered index of 100k (every 100th and every 10th id), the
+// plan for a filter whose matches a payload index lists.
+func BenchmarkSearchAmong(b *testing.B) {
+	d := benchOf(true, 100_000)
+	ix := d.index()
+	for _, every := range []int{100, 10} {
+		var ids []uint32
+		for id := 3; id < 100_000; id += every {
+			ids = append(ids, uint32(id))
+		}
+		b.Run(fmt.Sprintf("ids=%d", len(ids)), func(b *testing.B) {
+			q := 0
+			for b.Loop() {
+				ix.SearchAmong(d.w.Queries[q%len(d.w.Queries)], workload.TopK, ids)
+				q++
+			}
+		})
+	}
+}

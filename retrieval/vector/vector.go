@@ -46,58 +46,72 @@
 //
 // # Why IVF and not HNSW: measurements
 //
-// Measured on this 2-core machine while up to eight other jobs shared it
-// (load average 20 to 30), so wall times were inflated several-fold; the
-// figures are CPU time per operation (getrusage), which contention
-// inflates too, by about 1.5 (the flat scan of 100k measured 5.7 ms of
-// CPU here against 3.8 ms of wall time alone). 384 dimensions, top 50,
-// the clustered workload (internal/workload.NewClustered: 1024 clusters),
-// recall@50 against exact search:
+// On this 2-core machine, 384 dimensions, top 50, the clustered workload
+// (internal/workload.NewClustered, 1024 clusters), recall@50 against exact
+// search. The comparison ran both indexes in one process
+// (TestHNSWCompare) while other jobs loaded the machine (load average 20
+// to 30), so its figures are CPU time per operation, inflated about 1.5
+// times by contention but comparable with each other:
 //
-//	                       build CPU/vector  query CPU  recall@50  extra memory/vector
-//	IVF, N = 20k           -                 0.50 ms    0.977      126 B (list entry)
-//	HNSW, N = 20k, ef=100  634 µs            0.46 ms    0.964      103 B of links + slices
-//	HNSW, N = 20k, ef=200  (781 distances)   0.80 ms    0.988
-//	IVF, N = 100k          62 µs             1.38 ms    0.989      (Probe 5)
-//	IVF, N = 100k, Probe 6 -                 1.57 ms    0.993
-//	HNSW, N = 100k, ef=200 750 µs            1.24 ms    0.945
-//	HNSW, N = 100k, ef=400 (776 distances)   2.06 ms    0.972      106 B of links + slices
-//	IVF, N = 100k, flat    -                 4.9 ms     1.000
-//	IVF, N = 1M, Probe 3   104 µs            3.1 ms     0.998
-//	IVF, N = 1M, Probe 6   104 µs            4.5 ms     0.999
+//	                        build CPU/vector          query CPU  recall@50  memory/vector beyond the vector
+//	IVF, N = 20k            -                         0.50 ms    0.977      126 B (list entry, address)
+//	HNSW, N = 20k, ef=100   634 µs (781 distances)    0.46 ms    0.964      103 B of links, plus slices
+//	HNSW, N = 20k, ef=200                             0.80 ms    0.988
+//	IVF, N = 100k, Probe 6  about 60 µs               1.57 ms    0.993      126 B
+//	HNSW, N = 100k, ef=200  750 µs (776 distances)    1.24 ms    0.945      106 B of links, plus slices
+//	HNSW, N = 100k, ef=400                            2.06 ms    0.972
 //
-// (HNSW is a minimal implementation in hnsw_compare_test.go, M = 16,
-// efConstruction = 100, closest-M pruning without the diversity heuristic
-// of hnswlib, so its recall is a lower bound; TestHNSWCompare runs both in
-// one process, TestScale the rest.) HNSW answers as fast at 20k and its
-// cost grows as log N where IVF's grows as sqrt N, but on this workload
-// it needed ef = 400 at 100k to approach the recall IVF reaches at less
-// CPU, and an insert costs it about 800 distance
-// evaluations, ten times the IVF insert (an estimate against each of the
-// ~N/700 centroids by popcount, eight distances, one encoding, and an
-// amortised share of a split). Ingest must sustain 20k chunks a second
-// at 1M on two cores, 50 µs per chunk per core for everything the store
-// does: HNSW inserts inline miss it by more than ten times, and built in
-// the background they fall further behind every second, so that the
-// exact-scanned unindexed tail grows with the ingest. IVF assignment fits
-// the budget, a split stalls one writer for a few milliseconds (2-means
-// over ListSize vectors and their re-encoding), and the lists reuse the
-// quantised codes the flat index had, so their memory is the same.
+// HNSW is a minimal implementation (hnsw_compare_test.go: M = 16,
+// efConstruction = 100, closest-M pruning without hnswlib's diversity
+// heuristic, so its recall is a lower bound). Its query cost grows as
+// log N where IVF's grows as sqrt N, but on this workload it needed
+// ef = 400 at 100k to approach the recall IVF reached with less CPU, and
+// an insert costs it about 800 distance evaluations, over ten times the
+// IVF insert (popcount estimates against the centroids, eight distances,
+// one encoding and a share of a split). Ingest must sustain 20k chunks a
+// second at 1M on two cores: HNSW inserts inline miss that by over ten
+// times, and built in the background they fall further behind every
+// second, so that the exact-scanned unindexed tail grows with the ingest.
+// The lists reuse the flat index's quantised codes, so their memory is
+// the same.
+//
+// The index alone, with the machine nearly idle (load average about 2.5;
+// TestScale, wall-clock p50 over 200 queries):
+//
+//	                          build CPU/vector  p50      recall@50
+//	N = 100k                  68 µs             0.81 ms  0.989
+//	N = 100k, 10% filter                        1.22 ms  0.966
+//	N = 100k, 1% filter                         1.48 ms  0.990
+//	N = 100k, every list      -                 4.48 ms  1.000
+//	N = 100k, isotropic       50 µs             4.34 ms  0.980 (every list, see below)
+//	N = 1M                    91 µs             2.36 ms  0.999
+//	N = 1M, 1% filter                           9.49 ms  0.995
+//
+// An insert, 68 to 91 µs of CPU, is still more than the 50 µs a chunk may
+// take at 20k chunks a second on one core: about a third is re-encoding
+// and 2-means when lists split, a quarter ranking the centroids. The
+// longest stall is one split, a few milliseconds. At 1M the file is
+// 1,656 B a vector; ReadIndex took 1.1 s of CPU (2.4 s wall from the page
+// cache on the loaded machine; BenchmarkReadIndex) and re-encodes
+// nothing.
 //
 // Isotropic data (the peers' workload) has no clusters for lists to
 // follow: they leave 0.986 of the variance in the residuals (clustered:
 // 0.76) and a budgeted probe found a quarter of the true neighbours
 // (recall@50 0.26 at 100k). When the lists leave over 0.9 of the
 // variance, Search therefore probes every list: isotropic recall stays
-// 0.980 at 100k, at the cost of the flat scan (7.8 ms CPU here), which is
-// the price of no structure. A harder clustered mixture (1000 clusters of
-// about 100 vectors at 100k, the clustered helper of the tests) needs more
-// probing: recall@50 0.936 at Probe 6 and 0.973 at Probe 12.
+// 0.980 at 100k at the cost of a full scan, 15% slower than the flat index
+// was (the price of no structure, and of the lists' bookkeeping). A
+// harder clustered mixture (1000 clusters of about 100 vectors at 100k,
+// the clustered helper of the tests) needs more probing: recall@50 0.936
+// at Probe 6 and 0.973 at Probe 12.
 //
-// Filters (100k, clustered, defaults): accepting 10% of the vectors costs
-// 1.55 ms at recall 0.966, 1% 2.06 ms at 0.990; at 1M, 1% costs 11.8 ms at
-// Probe 6 (recall 0.997), when SearchAmong over the 10,000 matches is
-// about 1 ms: a store should list small matching sets.
+// Filters cost at most twice the unfiltered search at 100k; at 1M a 1%
+// filter (10,000 matches) costs 9.5 ms. SearchAmong reads each listed
+// vector whole, 1.5 KiB at a random place: BenchmarkSearchAmong measured
+// 0.51 ms for 1,000 listed ids and 13 ms for 10,000 (with another job
+// running), so it is the plan for sets of up to a few thousand, and
+// Search with accept beyond.
 //
 // # Memory, and int8
 //
