@@ -84,16 +84,16 @@
 //	N = 100k, 1% filter                         1.48 ms  0.990
 //	N = 100k, every list      -                 4.48 ms  1.000
 //	N = 100k, isotropic       50 µs             4.34 ms  0.980 (every list, see below)
-//	N = 1M                    91 µs             2.36 ms  0.999
-//	N = 1M, 1% filter                           9.49 ms  0.995
+//	N = 1M                    87 µs             2.38 ms  0.999
+//	N = 1M, 1% filter                           6.62 ms  0.995
 //
-// An insert, 68 to 91 µs of CPU, is still more than the 50 µs a chunk may
+// (1M: 184 s for the whole TestScale run, 1,644 MiB of live heap, 1,723 B
+// a vector.) An insert, 68 to 87 µs of CPU, is still more than the 50 µs a chunk may
 // take at 20k chunks a second on one core: about a third is re-encoding
 // and 2-means when lists split, a quarter ranking the centroids. The
 // longest stall is one split, a few milliseconds. At 1M the file is
-// 1,656 B a vector; ReadIndex took 1.1 s of CPU (2.4 s wall from the page
-// cache on the loaded machine; BenchmarkReadIndex) and re-encodes
-// nothing.
+// 1,656 B a vector; ReadIndex took 1.4 s (1.3 s of CPU: zeroing, copying
+// and checksumming 1.6 GB) from the page cache and re-encodes nothing.
 //
 // Isotropic data (the peers' workload) has no clusters for lists to
 // follow: they leave 0.986 of the variance in the residuals (clustered:
@@ -107,7 +107,7 @@
 // at Probe 6 and 0.973 at Probe 12.
 //
 // Filters cost at most twice the unfiltered search at 100k; at 1M a 1%
-// filter (10,000 matches) costs 9.5 ms. SearchAmong reads each listed
+// filter (10,000 matches) costs 6.6 ms. SearchAmong reads each listed
 // vector whole, 1.5 KiB at a random place: BenchmarkSearchAmong measured
 // 0.51 ms for 1,000 listed ids and 13 ms for 10,000 (with another job
 // running), so it is the plan for sets of up to a few thousand, and
