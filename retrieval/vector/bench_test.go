@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"testing"
@@ -169,5 +170,48 @@ func BenchmarkCrossover(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkReadIndex: one op = ReadIndex of the clustered index of N
+// vectors from memory (what a reopen costs beyond reading the file: no
+// re-encoding, so it runs near memory bandwidth, checksum included).
+func BenchmarkReadIndex(b *testing.B) {
+	for _, n := range workload.Sizes() {
+		b.Run(fmt.Sprintf("clustered/N=%d", n), func(b *testing.B) {
+			var buf bytes.Buffer
+			if _, err := benchOf(true, n).index().WriteTo(&buf); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(buf.Len()))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ReadIndex(bytes.NewReader(buf.Bytes()), Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(buf.Len())/float64(n), "file-B/vector")
+		})
+	}
+}
+
+// BenchmarkSearchAmong: one op = exact top-50 over 1,000 and 10,000 listed
+// ids of the clustered index of 100k (every 100th and every 10th id), the
+// plan for a filter whose matches a payload index lists.
+func BenchmarkSearchAmong(b *testing.B) {
+	d := benchOf(true, 100_000)
+	ix := d.index()
+	for _, every := range []int{100, 10} {
+		var ids []uint32
+		for id := 3; id < 100_000; id += every {
+			ids = append(ids, uint32(id))
+		}
+		b.Run(fmt.Sprintf("ids=%d", len(ids)), func(b *testing.B) {
+			q := 0
+			for b.Loop() {
+				ix.SearchAmong(d.w.Queries[q%len(d.w.Queries)], workload.TopK, ids)
+				q++
+			}
+		})
 	}
 }

@@ -246,8 +246,16 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 
 	writeArray(fw, ix.ids)
 	writeArray(fw, ix.vecs)
+	if len(ix.ids) > 0 {
+		sum := make([]uint64, ix.dim)
+		for i, x := range ix.sum {
+			sum[i] = math.Float64bits(x)
+		}
+		writeArray(fw, sum)
+	}
 	for _, L := range ix.lists {
 		writeArray(fw, L.centroid)
+		fw.u64(math.Float64bits(L.resid))
 		fw.u64(uint64(len(L.slots)))
 		writeArray(fw, L.slots)
 		writeArray(fw, L.codes)
@@ -296,6 +304,12 @@ func ReadIndex(r io.Reader, o Options) (*Index, error) {
 	count := int(n)
 	ix.ids = readArray[uint32](fr, count)
 	ix.vecs = readArray[float32](fr, count*ix.dim)
+	if count > 0 {
+		ix.sum = make([]float64, ix.dim)
+		for i, b := range readArray[uint64](fr, ix.dim) {
+			ix.sum[i] = math.Float64frombits(b)
+		}
+	}
 	if trained {
 		ix.trained = true
 		ix.encBuf = make([]float32, ix.pdim)
@@ -303,6 +317,7 @@ func ReadIndex(r io.Reader, o Options) (*Index, error) {
 		total := 0
 		for range nlists {
 			c := readArray[float32](fr, ix.dim)
+			resid := math.Float64frombits(fr.u64())
 			size := fr.u64()
 			if fr.err == nil && size > uint64(count-total) {
 				fr.fail("lists hold more than %d vectors", count)
@@ -319,6 +334,7 @@ func ReadIndex(r io.Reader, o Options) (*Index, error) {
 			m := int(size)
 			total += m
 			L := ix.lists[ix.addList(c)]
+			L.resid = resid
 			L.slots = readArray[uint32](fr, m)
 			L.codes = readArray[uint64](fr, m*ix.words)
 			L.factor = readArray[float32](fr, m)

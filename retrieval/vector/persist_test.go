@@ -11,6 +11,9 @@ import (
 // vectors.
 func sameIndex(t *testing.T, a, b *Index, queries [][]float32) {
 	t.Helper()
+	if a.unexplained() != b.unexplained() {
+		t.Fatalf("reloaded index leaves %v of the variance unexplained, want %v", b.unexplained(), a.unexplained())
+	}
 	if a.Len() != b.Len() || a.Dim() != b.Dim() {
 		t.Fatalf("reloaded index has %d vectors of %d dims, want %d of %d", b.Len(), b.Dim(), a.Len(), a.Dim())
 	}

@@ -49,6 +49,7 @@ func TestScale(t *testing.T) {
 		})
 		t.Logf("%s n=%d: build %.1f µs CPU/vector, %d lists, heap %.0f MiB (%.0f B/vector), process RSS %s (workload included)",
 			kind, n, float64(cpu.Microseconds())/float64(n), len(ix.lists), mb, mb*(1<<20)/float64(n), rss())
+		reopen(t, ix, kind, n)
 		for _, sel := range filters() {
 			var accept func(uint32) bool
 			if sel > 0 {
@@ -76,6 +77,7 @@ func TestScale(t *testing.T) {
 			ix.setSearch(Options{})
 		}
 		runtime.KeepAlive(ix)
+		runtime.KeepAlive(vecs) // or the heap figure nets out the workload freed during the build
 	}
 }
 
@@ -137,4 +139,41 @@ func rss() string {
 		}
 	}
 	return "?"
+}
+
+// reopen writes ix to a temporary file, reads it back and logs the file
+// size and both times.
+func reopen(t *testing.T, ix *Index, kind string, n int) {
+	path := t.TempDir() + "/index"
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	size, err := ix.WriteTo(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := time.Since(t0)
+	f, err = os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c0, t0 := workload.CPUTime(), time.Now()
+	back, err := ReadIndex(f, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s n=%d: file %d B (%d B/vector), write+sync %v, read %v (CPU %v)",
+		kind, n, size, size/int64(n), write, time.Since(t0), workload.CPUTime()-c0)
+	if back.Len() != ix.Len() {
+		t.Fatalf("reopened %d vectors, want %d", back.Len(), ix.Len())
+	}
 }
