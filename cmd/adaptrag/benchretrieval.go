@@ -318,7 +318,7 @@ func benchRetrieval(ctx context.Context, c benchConfig, progress func(string, ..
 	if err := benchSearch(ctx, st, queries, truth, &rep, progress); err != nil {
 		return rep, err
 	}
-	rep.RSSMiB = rssMiB()
+	rep.RSSMiB = workload.RSSMiB()
 	var ms runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms)

@@ -3,33 +3,11 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 )
-
-// rssMiB returns the process's resident set (VmRSS of /proc/self/status)
-// in MiB, 0 when it cannot be read.
-func rssMiB() float64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			if err != nil {
-				return 0
-			}
-			return kb / 1024
-		}
-	}
-	return 0
-}
 
 // loadAvg returns the one-minute load average of /proc/loadavg, 0 when
 // it cannot be read.

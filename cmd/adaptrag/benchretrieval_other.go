@@ -2,9 +2,6 @@
 
 package main
 
-// rssMiB is 0 where there is no /proc to read it from.
-func rssMiB() float64 { return 0 }
-
 // evictDir cannot drop the page cache here; the reopen is then as warm as
 // the cache leaves it, and reported as not cold.
 func evictDir(string) bool { return false }

@@ -1,7 +1,6 @@
 package memstore
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -96,7 +95,7 @@ func scaleRun(t *testing.T, n int, tenants bool) {
 	reopenCPU := workload.CPUTime() - cpu0
 	runtime.GC()
 	debug.FreeOSMemory()
-	rss := rssMiB()
+	rss := int(workload.RSSMiB())
 	disk := dirBytes(t, dir)
 	name := fmt.Sprintf("n=%d", n)
 	if tenants {
@@ -183,23 +182,6 @@ func pct(d []time.Duration, p int) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
-
-// rssMiB is the resident set of this process, from /proc (0 elsewhere).
-func rssMiB() int {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
-			return kb / 1024
-		}
-	}
-	return 0
-}
 
 func dirBytes(t *testing.T, dir string) int64 {
 	var total int64

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adaptrag/adaptrag/internal/workload"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/qdrant"
 	"github.com/adaptrag/adaptrag/retrieval/qdrant/qdranttest"
@@ -112,7 +113,7 @@ func runLoad(t *testing.T, sh loadShape) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, sh.writers+sh.readers)
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), workload.CPUTime()
 	for range sh.writers {
 		wg.Add(1)
 		go func() {
@@ -130,7 +131,7 @@ func runLoad(t *testing.T, sh loadShape) {
 		}()
 	}
 	wg.Wait()
-	upsertTime, upsertCPU := time.Since(start), processCPU()-cpu0
+	upsertTime, upsertCPU := time.Since(start), workload.CPUTime()-cpu0
 	select {
 	case err := <-errs:
 		t.Fatalf("upsert under load: %v", err)
@@ -154,7 +155,7 @@ func runLoad(t *testing.T, sh loadShape) {
 	}{{"dense", st.SearchDense}, {"sparse", st.SearchSparse}, {"hybrid", st.SearchHybrid}} {
 		lat := make([]time.Duration, sh.searches)
 		var n atomic.Int64
-		start, cpu0 := time.Now(), processCPU()
+		start, cpu0 := time.Now(), workload.CPUTime()
 		for r := range sh.readers {
 			wg.Add(1)
 			go func() {
@@ -188,7 +189,7 @@ func runLoad(t *testing.T, sh loadShape) {
 			}()
 		}
 		wg.Wait()
-		elapsed, cpu := time.Since(start), processCPU()-cpu0
+		elapsed, cpu := time.Since(start), workload.CPUTime()-cpu0
 		select {
 		case err := <-errs:
 			t.Fatal(err)
@@ -228,13 +229,13 @@ func callOverhead(t *testing.T, srv *qdranttest.Server, dim, n int) (dense, hybr
 	q := loadChunk(rng, 0, dim, 1)
 	req := retrieval.Request{Scope: retrieval.Scope{Tenant: chunks[0].Tenant}, Text: q.Text, Vector: q.Vector, K: 10}
 	measure := func(fn func(context.Context, retrieval.Request) ([]retrieval.Hit, error)) time.Duration {
-		cpu0 := processCPU()
+		cpu0 := workload.CPUTime()
 		for range n {
 			if hits, err := fn(ctx, req); err != nil || len(hits) != 10 {
 				t.Fatalf("search of the small collection = %d hits, %v", len(hits), err)
 			}
 		}
-		return (processCPU() - cpu0) / time.Duration(n)
+		return (workload.CPUTime() - cpu0) / time.Duration(n)
 	}
 	return measure(st.SearchDense), measure(st.SearchHybrid)
 }

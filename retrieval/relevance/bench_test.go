@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/adaptrag/adaptrag/ingest"
+	"github.com/adaptrag/adaptrag/internal/workload"
 	"github.com/adaptrag/adaptrag/retrieval"
 	"github.com/adaptrag/adaptrag/retrieval/relevance"
 	"github.com/adaptrag/adaptrag/samplekb"
@@ -92,17 +91,6 @@ func askPassages(tb testing.TB, n int) []retrieval.Hit {
 	return hits
 }
 
-// cpuTime is the CPU time the process has used (user and system, all
-// threads): on a shared machine a benchmark's wall time measures its
-// neighbours as much as itself.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // benchmarkAsk calibrates the passages of one analytical ask (the
 // relevance stage of the analytical route: the reranked pool, 8 passages,
 // or the hybrid candidates, 50) and reports, besides wall time, the CPU
@@ -112,13 +100,13 @@ func benchmarkAsk(b *testing.B, n int, query string) {
 	c := relevance.New(relevance.Config{})
 	ctx := context.Background()
 	b.ReportAllocs()
-	start := cpuTime()
+	start := workload.CPUTime()
 	for b.Loop() {
 		if err := c.Calibrate(ctx, query, hits); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(workload.CPUTime()-start)/float64(b.N), "cpu-ns/op")
 }
 
 const (

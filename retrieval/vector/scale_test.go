@@ -48,7 +48,7 @@ func TestScale(t *testing.T) {
 			cpu = workload.CPUTime() - c0
 		})
 		t.Logf("%s n=%d: build %.1f µs CPU/vector, %d lists, heap %.0f MiB (%.0f B/vector), process RSS %s (workload included)",
-			kind, n, float64(cpu.Microseconds())/float64(n), len(ix.lists), mb, mb*(1<<20)/float64(n), rss())
+			kind, n, float64(cpu.Microseconds())/float64(n), len(ix.lists), mb, mb*(1<<20)/float64(n), fmt.Sprintf("%.0f MiB", workload.RSSMiB()))
 		reopen(t, ix, kind, n)
 		for _, sel := range filters() {
 			var accept func(uint32) bool
@@ -125,20 +125,6 @@ func filters() []int {
 func listSize() int {
 	n, _ := strconv.Atoi(os.Getenv("ADAPTRAG_VECTOR_LIST"))
 	return n
-}
-
-// rss is the process's resident set as /proc reports it, or "?".
-func rss() string {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return "?"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "?"
 }
 
 // reopen writes ix to a temporary file, reads it back and logs the file

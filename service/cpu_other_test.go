@@ -1,8 +1,0 @@
-//go:build !unix
-
-package service
-
-import "time"
-
-// processCPU reports that this system's CPU time is not measured here.
-func processCPU() (time.Duration, bool) { return 0, false }
