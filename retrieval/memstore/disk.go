@@ -58,7 +58,7 @@ func openWriter(ctx context.Context, dir string, s *Store, sync bool) (_ *disk, 
 			d.closeFiles()
 		}
 	}()
-	for _, name := range []string{snapName + ".tmp", walName + ".tmp", manifestName + ".tmp"} {
+	for _, name := range []string{snapName + ".tmp", walName + ".tmp", manifestName + ".tmp", denseName + ".tmp"} {
 		if err := os.Remove(d.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
@@ -362,6 +362,11 @@ func (d *disk) compact(ctx context.Context, s *Store) (err error) {
 	if d.broken != nil {
 		s.mu.Unlock()
 		return d.broken
+	}
+	// A new snapshot generation: the saved dense index no longer matches.
+	if err := s.dropDense(); err != nil {
+		s.mu.Unlock()
+		return err
 	}
 	gen := max(d.gen, d.snapGen) + 1
 	seq, count, dim := d.seq, uint64(s.nLive), s.dim

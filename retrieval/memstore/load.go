@@ -59,13 +59,13 @@ func readCleanNote(dir string) (cleanNote, bool) {
 	return decodeCleanNote(b)
 }
 
-// loadDir reads the store in dir into s: it checks that the files agree,
+// loadFiles reads the store in dir into s: it checks that the files agree,
 // loads the snapshot and replays the log, and describes what it found. It
 // never modifies a file: the caller acts on the description (truncating a
 // torn tail, replacing a stale log) when it holds the directory for
 // writing. Damage and disagreement are *CorruptError values; s then holds
 // a partial state that must be discarded.
-func loadDir(ctx context.Context, dir string, s *Store, writable bool) (_ *loaded, err error) {
+func loadFiles(ctx context.Context, dir string, s *Store, writable bool) (_ *loaded, err error) {
 	l := &loaded{}
 	defer func() {
 		if err != nil && l.log != nil {

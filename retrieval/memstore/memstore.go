@@ -94,6 +94,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -200,6 +201,11 @@ type Store struct {
 	bgErr    error
 	// refreshMu serialises Refresh calls of a read-only Store.
 	refreshMu sync.Mutex
+	// skipDense: a load leaves the dense index empty, to adopt the one
+	// saved in the directory (dense.go); denseOnDisk: that file indexes
+	// the store as it is, so Close need not write it again.
+	skipDense   bool
+	denseOnDisk bool
 }
 
 var (
@@ -271,6 +277,16 @@ func newStore(o Options) *Store {
 	}
 }
 
+// resetState empties s for a fresh load of its directory.
+func (s *Store) resetState() {
+	fresh := newStore(s.opts)
+	fresh.bgCancel()
+	s.dim, s.vec, s.lex, s.recs, s.tenantOf = 0, nil, fresh.lex, nil, nil
+	s.tenants, s.free, s.byKey = fresh.tenants, nil, fresh.byKey
+	s.byTenant, s.bySource, s.byDoc, s.nLive = fresh.byTenant, fresh.bySource, fresh.byDoc, 0
+	s.denseOnDisk = false
+}
+
 func (s *Store) setDim(dim int) {
 	s.dim = dim
 	s.vec = vector.New(dim, s.opts.Vector)
@@ -303,6 +319,11 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	if s.disk != nil {
+		// The dense index saves the next open its rebuild; failing to
+		// save it loses nothing (that open builds it).
+		if err := s.writeDense(); err != nil {
+			_ = os.Remove(s.disk.path(denseName))
+		}
 		if err := s.disk.close(); err != nil {
 			return fmt.Errorf("memstore: close: %w", err)
 		}
@@ -341,6 +362,9 @@ func (s *Store) upsertLocked(ctx context.Context, chunks []retrieval.Chunk) erro
 		return err
 	}
 	if s.disk != nil {
+		if err := s.dropDense(); err != nil {
+			return err
+		}
 		if err := s.disk.append(encodeUpsert(chunks)); err != nil {
 			return err
 		}
@@ -484,6 +508,9 @@ func (s *Store) applyUpsert(chunks []retrieval.Chunk) {
 	// A chunk repeated within the batch is indexed in batch order either
 	// way, since each index sees the whole batch in order.
 	dense := func() {
+		if s.skipDense {
+			return
+		}
 		for i := range chunks {
 			_ = s.vec.Add(iids[i], chunks[i].Vector) // validated, cannot fail
 		}
@@ -592,6 +619,9 @@ func (s *Store) replaceLocked(ctx context.Context, tenant, docID string, chunks 
 		return err
 	}
 	if s.disk != nil {
+		if err := s.dropDense(); err != nil {
+			return err
+		}
 		if err := s.disk.append(encodeReplace(tenant, docID, chunks)); err != nil {
 			return err
 		}
@@ -656,6 +686,9 @@ func (s *Store) deleteLocked(ctx context.Context, tenant, docID string) error {
 		return err
 	}
 	if s.disk != nil {
+		if err := s.dropDense(); err != nil {
+			return err
+		}
 		if err := s.disk.append(encodeDelete(tenant, docID)); err != nil {
 			return err
 		}

@@ -389,3 +389,30 @@ func (ix *Index) rebuildWhere() error {
 	}
 	return nil
 }
+
+// Remap renames every stored id through f, for an owner whose ids changed
+// while the index was on disk (a store that numbers its records afresh on
+// each load). f must be one to one over the stored ids; Remap fails,
+// leaving the index unusable, when f rejects an id or maps two ids to one.
+// It costs one pass over the ids: no vector is read or re-encoded.
+func (ix *Index) Remap(f func(old uint32) (uint32, bool)) error {
+	slot := make(map[uint32]uint32, len(ix.ids))
+	for s, old := range ix.ids {
+		id, ok := f(old)
+		if !ok {
+			return fmt.Errorf("vector: remap: id %d has no new id", old)
+		}
+		if _, dup := slot[id]; dup {
+			return fmt.Errorf("vector: remap: two ids map to %d", id)
+		}
+		ix.ids[s] = id
+		slot[id] = uint32(s)
+	}
+	ix.slot = slot
+	for _, L := range ix.lists {
+		for i, s := range L.slots {
+			L.ids[i] = ix.ids[s]
+		}
+	}
+	return nil
+}

@@ -3,6 +3,8 @@ package vector
 import (
 	"bytes"
 	"errors"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -175,5 +177,54 @@ func TestSearchAmong(t *testing.T) {
 	}
 	if got := ix.SearchAmong(vecs[0], 5, []uint32{999_999}); got != nil {
 		t.Errorf("absent ids only: %v, want nil", got)
+	}
+}
+
+func TestRemap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const n, dim = 3000, 32
+	ix := New(dim, Options{})
+	vecs := make([][]float32, n)
+	for i := range vecs {
+		vecs[i] = make([]float32, dim)
+		for j := range vecs[i] {
+			vecs[i][j] = float32(rng.NormFloat64())
+		}
+		if err := ix.Add(uint32(i), vecs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Old id i becomes n-1-i+100: a permutation onto other numbers.
+	if err := ix.Remap(func(old uint32) (uint32, bool) { return n - 1 - old + 100, true }); err != nil {
+		t.Fatal(err)
+	}
+	for i := range vecs {
+		got, ok := ix.Vector(uint32(n - 1 - i + 100))
+		if !ok {
+			t.Fatalf("vector %d missing under its new id", i)
+		}
+		want := slices.Clone(vecs[i])
+		var norm float64
+		for _, x := range want {
+			norm += float64(x) * float64(x)
+		}
+		for j := range want {
+			want[j] = float32(float64(want[j]) / math.Sqrt(norm))
+		}
+		for j := range got {
+			if math.Abs(float64(got[j]-want[j])) > 1e-6 {
+				t.Fatalf("vector %d changed", i)
+			}
+		}
+		if _, ok := ix.Vector(uint32(i)); ok && uint32(i) < 100 {
+			t.Fatalf("old id %d still there", i)
+		}
+	}
+	hits := ix.Search(vecs[5], 1, func(id uint32) bool { return id == n-1-5+100 })
+	if len(hits) != 1 || hits[0].ID != n-1-5+100 {
+		t.Fatalf("filtered search after remap: %v", hits)
+	}
+	if err := ix.Remap(func(uint32) (uint32, bool) { return 1, true }); err == nil {
+		t.Fatal("a remap of every id to one id succeeded")
 	}
 }

@@ -1,0 +1,291 @@
+package memstore
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/adaptrag/adaptrag/retrieval/vector"
+)
+
+// The dense index file. Building the dense index is most of what opening
+// a large store costs (a million vectors: well over a minute), so a
+// writer's Close saves it, and the next open adopts it instead of adding
+// every vector again. It is derived data: an open uses it only when it
+// indexes exactly the state loaded (the snapshot generation and the last
+// record's sequence number it was written at), and otherwise, or when it
+// is damaged, ignores it and builds the index from the records. It never
+// makes an open fail and never changes what a store holds.
+//
+// Layout: magic, snapshot generation and sequence number (u64 each), the
+// number of internal ids n (u32), then for each id a live byte and, when
+// live, the tenant and the id of its chunk (u32 length and bytes each),
+// a CRC-32C of all of that, and the vector index as vector.WriteTo writes
+// it (with its own checksums). The chunk keys map the writer's internal
+// ids to the ones a load assigns, which differ.
+const (
+	denseName  = "dense.idx"
+	denseMagic = "ADRGDNS1"
+)
+
+// denseTag is the state a dense index file indexes.
+type denseTag struct{ gen, seq uint64 }
+
+// writeDense saves the dense index of a writer that is closing cleanly:
+// under a temporary name, synced, renamed into place. The caller holds
+// the write lock.
+func (s *Store) writeDense() error {
+	d := s.disk
+	if d == nil || d.ro || d.broken != nil || s.denseOnDisk || s.vec == nil || s.vec.Len() == 0 {
+		return nil
+	}
+	tmp := d.path(denseName + ".tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	c := &crcWriter{w: w}
+	var b []byte
+	b = append(b, denseMagic...)
+	b = binary.LittleEndian.AppendUint64(b, d.snapGen)
+	b = binary.LittleEndian.AppendUint64(b, d.seq)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(s.recs)))
+	for i := range s.recs {
+		r := &s.recs[i]
+		if !r.live {
+			b = append(b, 0)
+		} else {
+			b = append(b, 1)
+			b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Tenant)))
+			b = append(b, r.Tenant...)
+			b = binary.LittleEndian.AppendUint32(b, uint32(len(r.ID)))
+			b = append(b, r.ID...)
+		}
+		if len(b) > 1<<16 {
+			c.Write(b)
+			b = b[:0]
+		}
+	}
+	c.Write(b)
+	_, err = w.Write(binary.LittleEndian.AppendUint32(nil, c.sum))
+	if err == nil {
+		err = c.err
+	}
+	if err == nil {
+		_, err = s.vec.WriteTo(w)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = d.syncFile(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, d.path(denseName))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	s.denseOnDisk = true
+	return d.syncDir()
+}
+
+// crcWriter writes through to w, keeping a CRC-32C of what it wrote and
+// the first error.
+type crcWriter struct {
+	w   io.Writer
+	sum uint32
+	err error
+}
+
+func (c *crcWriter) Write(p []byte) {
+	if c.err != nil {
+		return
+	}
+	c.sum = crc32Update(c.sum, p)
+	_, c.err = c.w.Write(p)
+}
+
+// errDenseStale reports a dense index file that does not index the state
+// loaded; the caller builds the index from the records instead.
+var errDenseStale = errors.New("memstore: dense index file does not match the store")
+
+// denseFile is a dense index file read up to its vector index: the state
+// it indexes and the chunk key of each of the writer's internal ids.
+type denseFile struct {
+	tag  denseTag
+	keys []key
+	live []bool
+	r    *bufio.Reader
+	f    *os.File
+}
+
+// openDense reads the head of dir's dense index file, if there is one
+// that is whole up to its vector index.
+func openDense(dir string) (*denseFile, error) {
+	f, err := os.Open(filepath.Join(dir, denseName))
+	if err != nil {
+		return nil, err
+	}
+	df := &denseFile{f: f, r: bufio.NewReaderSize(f, 1<<20)}
+	if err := df.readHead(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return df, nil
+}
+
+func (df *denseFile) readHead() error {
+	var sum uint32
+	read := func(n int) ([]byte, error) {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(df.r, b); err != nil {
+			return nil, err
+		}
+		sum = crc32Update(sum, b)
+		return b, nil
+	}
+	head, err := read(len(denseMagic) + 8 + 8 + 4)
+	if err != nil {
+		return err
+	}
+	if string(head[:len(denseMagic)]) != denseMagic {
+		return fmt.Errorf("%w: bad magic", errDenseStale)
+	}
+	head = head[len(denseMagic):]
+	df.tag = denseTag{binary.LittleEndian.Uint64(head), binary.LittleEndian.Uint64(head[8:])}
+	n := binary.LittleEndian.Uint32(head[16:])
+	if n > 1<<28 {
+		return fmt.Errorf("%w: %d ids", errDenseStale, n)
+	}
+	df.keys = make([]key, n)
+	df.live = make([]bool, n)
+	str := func() (string, error) {
+		lb, err := read(4)
+		if err != nil {
+			return "", err
+		}
+		l := binary.LittleEndian.Uint32(lb)
+		if l > 1<<20 {
+			return "", fmt.Errorf("%w: a key of %d bytes", errDenseStale, l)
+		}
+		b, err := read(int(l))
+		return string(b), err
+	}
+	for i := range df.keys {
+		flag, err := read(1)
+		if err != nil {
+			return err
+		}
+		if flag[0] == 0 {
+			continue
+		}
+		if df.keys[i].tenant, err = str(); err != nil {
+			return err
+		}
+		if df.keys[i].id, err = str(); err != nil {
+			return err
+		}
+		df.live[i] = true
+	}
+	var want [4]byte
+	if _, err := io.ReadFull(df.r, want[:]); err != nil {
+		return err
+	}
+	if binary.LittleEndian.Uint32(want[:]) != sum {
+		return fmt.Errorf("%w: key table checksum", errDenseStale)
+	}
+	return nil
+}
+
+// adoptDense reads the vector index of df and makes it the store's, its
+// ids renamed to the ones this load assigned: the state loaded (tag) must
+// be the one df indexes, with the same live chunks.
+func (s *Store) adoptDense(df *denseFile, tag denseTag) error {
+	if df.tag != tag {
+		return fmt.Errorf("%w: written at %v, loaded %v", errDenseStale, df.tag, tag)
+	}
+	live := 0
+	for _, ok := range df.live {
+		if ok {
+			live++
+		}
+	}
+	if live != s.nLive {
+		return fmt.Errorf("%w: %d chunks indexed, %d loaded", errDenseStale, live, s.nLive)
+	}
+	ix, err := vector.ReadIndex(df.r, s.opts.Vector)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errDenseStale, err)
+	}
+	if ix.Dim() != s.dim || ix.Len() != s.nLive {
+		return fmt.Errorf("%w: %d vectors of %d dimensions, the store has %d of %d", errDenseStale, ix.Len(), ix.Dim(), s.nLive, s.dim)
+	}
+	err = ix.Remap(func(old uint32) (uint32, bool) {
+		if int(old) >= len(df.keys) || !df.live[old] {
+			return 0, false
+		}
+		iid, ok := s.byKey[df.keys[old]]
+		return iid, ok
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", errDenseStale, err)
+	}
+	s.vec = ix
+	return nil
+}
+
+// loadDir loads dir into s (see loadFiles), adopting the dense index file
+// when it indexes exactly what was loaded; when it does not, or cannot be
+// read, the store is loaded again with its dense index built from the
+// records, so the file only ever saves time.
+func loadDir(ctx context.Context, dir string, s *Store, writable bool) (*loaded, error) {
+	df, err := openDense(dir)
+	if err != nil {
+		return loadFiles(ctx, dir, s, writable)
+	}
+	defer df.f.Close()
+	if note, ok := readCleanNote(dir); ok && note.seq != df.tag.seq {
+		// Written before the last records: stale, not worth a try.
+		return loadFiles(ctx, dir, s, writable)
+	}
+	s.skipDense = true
+	l, err := loadFiles(ctx, dir, s, writable)
+	s.skipDense = false
+	if err != nil || l.none {
+		return l, err
+	}
+	if s.adoptDense(df, denseTag{l.gen, l.seq}) == nil {
+		s.denseOnDisk = true
+		return l, nil
+	}
+	if l.log != nil {
+		l.log.Close()
+	}
+	s.resetState()
+	return loadFiles(ctx, dir, s, writable)
+}
+
+// dropDense removes the dense index file before the first write after an
+// open that adopted it: from then on it no longer indexes the store.
+func (s *Store) dropDense() error {
+	if !s.denseOnDisk || s.disk == nil || s.disk.ro {
+		return nil
+	}
+	if err := os.Remove(s.disk.path(denseName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	s.denseOnDisk = false
+	return nil
+}

@@ -1,0 +1,254 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/adaptrag/adaptrag/retrieval"
+)
+
+// denseChunks returns n chunks over three tenants and a few documents,
+// with random vectors of dim dimensions.
+func denseChunks(rng *rand.Rand, n, dim, rev int) []retrieval.Chunk {
+	cs := make([]retrieval.Chunk, n)
+	for i := range cs {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		cs[i] = retrieval.Chunk{
+			ID: fmt.Sprintf("c%d", i), Tenant: fmt.Sprintf("t%d", i%3), DocID: fmt.Sprintf("d%d", i/50),
+			Text: fmt.Sprintf("chunk %d revision %d", i, rev), Vector: v,
+		}
+	}
+	return cs
+}
+
+// reopened opens dir read-only and writable in turn and returns the dump
+// of each and whether it adopted the saved dense index.
+func reopened(t *testing.T, dir string) (ro, rw string, roAdopted, rwAdopted bool) {
+	t.Helper()
+	ctx := context.Background()
+	r, err := Open(ctx, Options{Dir: dir, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, roAdopted = dump(r), r.denseOnDisk
+	r.Close()
+	w, err := Open(ctx, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, rwAdopted = dump(w), w.denseOnDisk
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return ro, rw, roAdopted, rwAdopted
+}
+
+// rebuilt is the dump of dir opened without its dense index file.
+func rebuilt(t *testing.T, dir string) string {
+	t.Helper()
+	c := copyDir(t, dir, denseName)
+	s, err := Open(context.Background(), Options{Dir: c, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.denseOnDisk {
+		t.Fatal("a store without dense.idx claims to have adopted one")
+	}
+	return dump(s)
+}
+
+func TestDenseIndexSavedAndAdopted(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	s, err := Open(ctx, Options{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Enough vectors for inverted lists, then deletes and replacements, so
+	// that the writer's internal ids (reused slots) differ from a load's.
+	if err := s.Upsert(ctx, denseChunks(rng, 3000, 32, 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"d3", "d10", "d17"} {
+		if err := s.DeleteDocument(ctx, retrieval.Scope{Tenant: "t0"}, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repl := denseChunks(rng, 7, 32, 1)
+	for i := range repl {
+		repl[i].ID, repl[i].Tenant, repl[i].DocID = fmt.Sprintf("d5-new%d", i), "t1", "d5"
+	}
+	if err := s.ReplaceDocument(ctx, retrieval.Scope{Tenant: "t1"}, "d5", repl); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Upsert(ctx, denseChunks(rng, 200, 32, 2)); err != nil {
+		t.Fatal(err)
+	}
+	want := dump(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, denseName)); err != nil {
+		t.Fatalf("Close saved no dense index: %v", err)
+	}
+	ro, rw, roA, rwA := reopened(t, dir)
+	if !roA || !rwA {
+		t.Fatalf("the saved dense index was not adopted (read-only %v, writable %v)", roA, rwA)
+	}
+	if ro != want || rw != want {
+		t.Fatal("a store opened with its saved dense index differs from the one closed")
+	}
+	if rebuilt(t, dir) != want {
+		t.Fatal("a store rebuilt without the file differs from the one closed")
+	}
+	// The adopted index searches like a rebuilt one.
+	a, err := Open(ctx, Options{Dir: dir, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(ctx, Options{Dir: copyDir(t, dir, denseName), ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	q := denseChunks(rng, 20, 32, 3)
+	for _, c := range q {
+		req := retrieval.Request{Vector: c.Vector, K: 10, Scope: retrieval.Scope{Tenant: "t1"}}
+		x, err := a.SearchDense(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := b.SearchDense(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(ids(x)) != fmt.Sprint(ids(y)) {
+			t.Fatalf("adopted index found %v, rebuilt %v", ids(x), ids(y))
+		}
+	}
+}
+
+func ids(hs []retrieval.Hit) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.Chunk.ID
+	}
+	return out
+}
+
+// A dense index file that does not index the store, or is damaged, is
+// ignored: the open builds the index and gives exactly the stored state.
+func TestDenseIndexStaleOrDamagedIsIgnored(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(3, 4))
+	dir := t.TempDir()
+	s, err := Open(ctx, Options{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Upsert(ctx, denseChunks(rng, 2000, 16, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	old, err := os.ReadFile(filepath.Join(dir, denseName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(b []byte) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, denseName), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(name string, wantAdopted bool) {
+		t.Helper()
+		ro, rw, roA, _ := reopened(t, dir)
+		want := rebuilt(t, dir)
+		if ro != want || rw != want {
+			t.Fatalf("%s: the open differs from the stored state", name)
+		}
+		if roA != wantAdopted {
+			t.Fatalf("%s: adopted %v, want %v", name, roA, wantAdopted)
+		}
+	}
+
+	// More records after the file was written (as after a crash of a
+	// later writer that never closed): the file is stale.
+	s, err = Open(ctx, Options{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Upsert(ctx, denseChunks(rng, 100, 16, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, denseName)); err == nil {
+		t.Fatal("the first write after the open left the dense index file in place")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	put(old)
+	check("stale, more records", false)
+
+	// Same records, a new snapshot generation (Compact without writes):
+	// the sequence number agrees, the generation does not.
+	s, err = Open(ctx, Options{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := os.ReadFile(filepath.Join(dir, denseName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, Options{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	put(cur)
+	check("stale, compacted", false)
+
+	// Damage: every kind of cut and a flipped byte in each part.
+	s, err = Open(ctx, Options{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(filepath.Join(dir, denseName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("intact", true)
+	for _, off := range []int{0, 9, 30, len(good) / 3, len(good) / 2, len(good) - 5} {
+		b := append([]byte(nil), good...)
+		b[off] ^= 0x40
+		put(b)
+		check(fmt.Sprintf("flipped at %d", off), false)
+		put(good[:off])
+		check(fmt.Sprintf("cut at %d", off), false)
+	}
+	put(append(append([]byte(nil), good...), 1, 2, 3))
+	check("trailing bytes", false)
+}
