@@ -24,6 +24,10 @@
 // leaves the old log beside it: Open applies its records after the
 // snapshot's.
 //
+// A writer's Close also saves the dense index (dense.idx), which the next
+// open adopts instead of adding every vector again when it indexes exactly
+// the state loaded; it is derived data, ignored when stale or damaged.
+//
 // Open loads the snapshot and replays the log. The one kind of damage it
 // repairs by itself is a torn tail: a last record cut short or damaged,
 // with nothing intact after it, which is what a crash during a write
