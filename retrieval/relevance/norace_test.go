@@ -1,0 +1,5 @@
+//go:build !race
+
+package relevance_test
+
+const raceEnabled = false
