@@ -125,8 +125,7 @@ var errDenseStale = errors.New("memstore: dense index file does not match the st
 // it indexes and the chunk key of each of the writer's internal ids.
 type denseFile struct {
 	tag  denseTag
-	keys []key
-	live []bool
+	keys []key // by the writer's internal id; the zero key for a dead one (a live chunk always has an id)
 	r    *bufio.Reader
 	f    *os.File
 }
@@ -170,7 +169,6 @@ func (df *denseFile) readHead() error {
 		return fmt.Errorf("%w: %d ids", errDenseStale, n)
 	}
 	df.keys = make([]key, n)
-	df.live = make([]bool, n)
 	str := func() (string, error) {
 		lb, err := read(4)
 		if err != nil {
@@ -197,7 +195,9 @@ func (df *denseFile) readHead() error {
 		if df.keys[i].id, err = str(); err != nil {
 			return err
 		}
-		df.live[i] = true
+		if df.keys[i].id == "" {
+			return fmt.Errorf("%w: a live entry without an id", errDenseStale)
+		}
 	}
 	var want [4]byte
 	if _, err := io.ReadFull(df.r, want[:]); err != nil {
@@ -217,8 +217,8 @@ func (s *Store) adoptDense(df *denseFile, tag denseTag) error {
 		return fmt.Errorf("%w: written at %v, loaded %v", errDenseStale, df.tag, tag)
 	}
 	live := 0
-	for _, ok := range df.live {
-		if ok {
+	for _, k := range df.keys {
+		if k.id != "" {
 			live++
 		}
 	}
@@ -233,7 +233,7 @@ func (s *Store) adoptDense(df *denseFile, tag denseTag) error {
 		return fmt.Errorf("%w: %d vectors of %d dimensions, the store has %d of %d", errDenseStale, ix.Len(), ix.Dim(), s.nLive, s.dim)
 	}
 	err = ix.Remap(func(old uint32) (uint32, bool) {
-		if int(old) >= len(df.keys) || !df.live[old] {
+		if int(old) >= len(df.keys) || df.keys[old].id == "" {
 			return 0, false
 		}
 		iid, ok := s.byKey[df.keys[old]]
