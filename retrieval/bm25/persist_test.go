@@ -1,0 +1,285 @@
+package bm25
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/adaptrag/adaptrag/retrieval/analysis"
+)
+
+// churned returns an index of about n random documents after additions,
+// replacements and removals (enough of them to compact at least once
+// when many is set), and the analyzer it was built with.
+func churned(seed uint64, n int, many bool) (*Index, analysis.Analyzer) {
+	an := analysis.Whitespace()
+	r := rand.New(rand.NewPCG(seed, 11))
+	z := rand.NewZipf(r, 1.2, 1, 400)
+	ix := New(Params{Analyzer: an})
+	for range n {
+		ix.Add(uint32(r.IntN(n)), randomText(r, z, 30))
+	}
+	for range n / 3 {
+		ix.Remove(uint32(r.IntN(n)))
+	}
+	if many {
+		for id := range uint32(n) {
+			if id%5 != 0 {
+				ix.Remove(id)
+			}
+		}
+		for range 50 {
+			ix.Add(uint32(r.IntN(2*n)), randomText(r, z, 30))
+		}
+	}
+	ix.Add(uint32(n+1), "") // a document without terms
+	// A term repeated past 255 times makes the file store wider
+	// frequencies.
+	ix.Add(uint32(n+2), randomText(r, z, 5)+" "+string(bytes.Repeat([]byte("w1 "), 300)))
+	return ix, an
+}
+
+func encode(t *testing.T, ix *Index) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	n, err := ix.WriteTo(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != int64(buf.Len()) {
+		t.Fatalf("WriteTo reported %d bytes, wrote %d", n, buf.Len())
+	}
+	return buf.Bytes()
+}
+
+// sameResults fails unless a and b answer every query alike, scores
+// included to the bit (the term ids, hence the summation order, are the
+// same).
+func sameResults(t *testing.T, a, b *Index, r *rand.Rand, z *rand.Zipf) {
+	t.Helper()
+	if a.Len() != b.Len() {
+		t.Fatalf("Len %d, want %d", b.Len(), a.Len())
+	}
+	var among []uint32
+	for id := range a.slotOf {
+		if r.IntN(4) == 0 {
+			among = append(among, id)
+		}
+	}
+	slices.Sort(among)
+	for qi := range 60 {
+		q := randomText(r, z, 1+r.IntN(5))
+		k := []int{1, 5, 20, 1000}[qi%4]
+		accept := func(id uint32) bool { return id%3 != 0 }
+		for _, acc := range []func(uint32) bool{nil, accept} {
+			x, y := a.Search(q, k, acc), b.Search(q, k, acc)
+			if !slices.Equal(x, y) {
+				t.Fatalf("query %q k %d: read index gives %v, written one %v", q, k, y, x)
+			}
+		}
+		x, y := a.SearchAmong(q, k, among), b.SearchAmong(q, k, among)
+		if !slices.Equal(x, y) {
+			t.Fatalf("query %q k %d among: read index gives %v, written one %v", q, k, y, x)
+		}
+	}
+}
+
+func TestWriteReadSearchesAlike(t *testing.T) {
+	for _, many := range []bool{false, true} {
+		for seed := range uint64(4) {
+			t.Run(fmt.Sprintf("many=%v/seed=%d", many, seed), func(t *testing.T) {
+				n := 300
+				if many {
+					n = 4000
+				}
+				ix, an := churned(seed, n, many)
+				b := encode(t, ix)
+				got, err := ReadIndex(bytes.NewReader(b), Params{Analyzer: an})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := rand.New(rand.NewPCG(seed, 12))
+				z := rand.NewZipf(r, 1.2, 1, 450)
+				sameResults(t, ix, got, r, z)
+				if again := encode(t, got); !bytes.Equal(again, b) {
+					t.Fatal("the read index writes other bytes than the ones it was read from")
+				}
+				// Both keep working alike under writes: a read index's
+				// postings share arrays, which an Add must not overwrite.
+				for i := range 2000 {
+					id := uint32(r.IntN(5000))
+					if i%4 == 3 {
+						ix.Remove(id)
+						got.Remove(id)
+						continue
+					}
+					text := randomText(r, z, 20)
+					ix.Add(id, text)
+					got.Add(id, text)
+				}
+				sameResults(t, ix, got, r, z)
+			})
+		}
+	}
+}
+
+func TestReadEmptyIndex(t *testing.T) {
+	ix := New(Params{})
+	got, err := ReadIndex(bytes.NewReader(encode(t, ix)), Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Len() != 0 || got.Search("anything", 10, nil) != nil {
+		t.Fatal("an empty index read back is not empty")
+	}
+	got.Add(7, "some words")
+	if res := got.Search("words", 10, nil); len(res) != 1 || res[0].ID != 7 {
+		t.Fatalf("a read empty index cannot take documents: %v", res)
+	}
+}
+
+func TestReadWithOtherParams(t *testing.T) {
+	ix := New(Params{})
+	ix.Add(1, "The Quick brown foxes")
+	b := encode(t, ix)
+	if _, err := ReadIndex(bytes.NewReader(b), Params{}); err != nil {
+		t.Fatalf("the same (default) parameters: %v", err)
+	}
+	for name, p := range map[string]Params{
+		"k1":       {K1: 1.5},
+		"b":        {B: 0.5},
+		"repeated": {CountRepeatedQueryTerms: true},
+		"analyzer": {Analyzer: analysis.Whitespace()},
+	} {
+		if _, err := ReadIndex(bytes.NewReader(b), p); !errors.Is(err, ErrParams) {
+			t.Errorf("%s: got %v, want ErrParams", name, err)
+		}
+	}
+}
+
+// Every cut and every flipped bit of a file is refused, never read as an
+// index that would answer otherwise.
+func TestReadDamaged(t *testing.T) {
+	ix, an := churned(5, 40, false)
+	good := encode(t, ix)
+	p := Params{Analyzer: an}
+	for n := range len(good) {
+		// A small buffer of the caller's is used as it is, which keeps
+		// these thousands of reads quick.
+		if _, err := ReadIndex(bufio.NewReader(bytes.NewReader(good[:n])), p); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("cut at %d of %d: got %v, want ErrCorrupt", n, len(good), err)
+		}
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range len(good) {
+		b := slices.Clone(good)
+		b[i] ^= 1 << r.IntN(8)
+		if _, err := ReadIndex(bufio.NewReader(bytes.NewReader(b)), p); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("bit flipped in byte %d of %d: got %v, want ErrCorrupt", i, len(good), err)
+		}
+	}
+}
+
+// reseal rewrites the checksums of an encoded index after its header or
+// body was changed on purpose, as a forger (or a bug) would.
+func reseal(b []byte) {
+	h := len(fileMagic) + 4 + headerLen
+	binary.LittleEndian.PutUint32(b[h:], crc32.Checksum(b[:h], castagnoli))
+	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
+}
+
+// Contents that pass the checksums but contradict themselves are refused
+// too, and a header's counts are checked before they size anything.
+func TestReadInconsistent(t *testing.T) {
+	ix := New(Params{Analyzer: analysis.Whitespace()})
+	ix.Add(10, "a b b")
+	ix.Add(11, "b c")
+	good := encode(t, ix)
+	p := Params{Analyzer: analysis.Whitespace()}
+	if _, err := ReadIndex(bytes.NewReader(good), p); err != nil {
+		t.Fatal(err)
+	}
+	hdr := len(fileMagic) + 4
+	body := hdr + headerLen + 4
+	// The body starts with the ids of the 2 slots, then their lengths and
+	// live bytes (see WriteTo).
+	lensAt := body + 8
+	liveAt := body + 16
+	for name, edit := range map[string]func(b []byte){
+		"huge term count":  func(b []byte) { binary.LittleEndian.PutUint32(b[hdr+28:], 1<<31) },
+		"huge posting cnt": func(b []byte) { binary.LittleEndian.PutUint64(b[hdr+40:], 1<<40) },
+		"tf width":         func(b []byte) { binary.LittleEndian.PutUint32(b[hdr+56:], 3) },
+		"unknown flag":     func(b []byte) { b[hdr+16] |= 4 },
+		"live byte":        func(b []byte) { b[liveAt] = 2 },
+		"length":           func(b []byte) { binary.LittleEndian.PutUint32(b[lensAt:], 7) },
+		"same id twice":    func(b []byte) { copy(b[body+4:body+8], b[body:body+4]) },
+	} {
+		b := slices.Clone(good)
+		edit(b)
+		reseal(b)
+		if _, err := ReadIndex(bytes.NewReader(b), p); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: got %v, want ErrCorrupt", name, err)
+		}
+	}
+}
+
+func TestRemap(t *testing.T) {
+	ix, an := churned(7, 300, false)
+	b := encode(t, ix)
+	got, err := ReadIndex(bytes.NewReader(b), Params{Analyzer: an})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := got.Remap(func(old uint32) (uint32, bool) { return old + 100_000, true }); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	z := rand.NewZipf(r, 1.2, 1, 400)
+	for range 50 {
+		q := randomText(r, z, 3)
+		want := ix.Search(q, 20, nil)
+		for i := range want {
+			want[i].ID += 100_000
+		}
+		if res := got.Search(q, 20, nil); !slices.Equal(res, want) {
+			t.Fatalf("query %q: remapped index gives %v, want %v", q, res, want)
+		}
+	}
+	// The renamed ids are the ones Remove and SearchAmong know.
+	id := want1(t, got)
+	got.Remove(id)
+	if _, ok := got.slotOf[id]; ok {
+		t.Fatal("Remove by a renamed id left the document")
+	}
+
+	bad := func(f func(uint32) (uint32, bool)) error {
+		x, err := ReadIndex(bytes.NewReader(b), Params{Analyzer: an})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x.Remap(f)
+	}
+	live := want1(t, ix)
+	if bad(func(old uint32) (uint32, bool) { return old, old != live }) == nil {
+		t.Error("a mapping that rejects a live id was accepted")
+	}
+	if bad(func(uint32) (uint32, bool) { return 1, true }) == nil {
+		t.Error("a mapping of every id to one was accepted")
+	}
+}
+
+// want1 returns some live id of ix.
+func want1(t *testing.T, ix *Index) uint32 {
+	t.Helper()
+	for id := range ix.slotOf {
+		return id
+	}
+	t.Fatal("no live document")
+	return 0
+}
