@@ -38,17 +38,18 @@ const (
 type denseTag struct{ gen, seq uint64 }
 
 // writeDense saves the dense index of a writer that is closing cleanly:
-// under a temporary name, synced, renamed into place. The caller holds
-// the write lock.
-func (s *Store) writeDense() error {
+// under a temporary name, synced, renamed into place. It reports whether
+// it wrote the file and the CRC-32C of its key table, which sparse.idx
+// names. The caller holds the write lock.
+func (s *Store) writeDense() (keySum uint32, wrote bool, err error) {
 	d := s.disk
 	if d == nil || d.ro || d.broken != nil || s.denseOnDisk || s.vec == nil || s.vec.Len() == 0 {
-		return nil
+		return 0, false, nil
 	}
 	tmp := d.path(denseName + ".tmp")
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return err
+		return 0, false, err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	c := &crcWriter{w: w}
@@ -95,10 +96,10 @@ func (s *Store) writeDense() error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return err
+		return 0, false, err
 	}
 	s.denseOnDisk = true
-	return d.syncDir()
+	return c.sum, true, d.syncDir()
 }
 
 // crcWriter writes through to w, keeping a CRC-32C of what it wrote and
@@ -124,11 +125,18 @@ var errDenseStale = errors.New("memstore: dense index file does not match the st
 // denseFile is a dense index file read up to its vector index: the state
 // it indexes and the chunk key of each of the writer's internal ids.
 type denseFile struct {
-	tag  denseTag
-	keys []key // by the writer's internal id; the zero key for a dead one (a live chunk always has an id)
+	tag    denseTag
+	keys   []key  // by the writer's internal id; the zero key for a dead one (a live chunk always has an id)
+	keySum uint32 // CRC-32C of the key table
+	// iids maps the writer's internal ids to the ones this load assigned
+	// (noIID: none), once adoptDense has matched the keys.
+	iids []uint32
 	r    *bufio.Reader
 	f    *os.File
 }
+
+// noIID marks a writer's internal id that has no chunk in the load.
+const noIID = ^uint32(0)
 
 // openDense reads the head of dir's dense index file, if there is one
 // that is whole up to its vector index.
@@ -206,6 +214,7 @@ func (df *denseFile) readHead() error {
 	if binary.LittleEndian.Uint32(want[:]) != sum {
 		return fmt.Errorf("%w: key table checksum", errDenseStale)
 	}
+	df.keySum = sum
 	return nil
 }
 
@@ -232,12 +241,21 @@ func (s *Store) adoptDense(df *denseFile, tag denseTag) error {
 	if ix.Dim() != s.dim || ix.Len() != s.nLive {
 		return fmt.Errorf("%w: %d vectors of %d dimensions, the store has %d of %d", errDenseStale, ix.Len(), ix.Dim(), s.nLive, s.dim)
 	}
+	// The keys are matched once, for this index and the keyword one.
+	df.iids = make([]uint32, len(df.keys))
+	for old, k := range df.keys {
+		df.iids[old] = noIID
+		if k.id != "" {
+			if iid, ok := s.byKey[k]; ok {
+				df.iids[old] = iid
+			}
+		}
+	}
 	err = ix.Remap(func(old uint32) (uint32, bool) {
-		if int(old) >= len(df.keys) || df.keys[old].id == "" {
+		if int(old) >= len(df.iids) || df.iids[old] == noIID {
 			return 0, false
 		}
-		iid, ok := s.byKey[df.keys[old]]
-		return iid, ok
+		return df.iids[old], true
 	})
 	if err != nil {
 		return fmt.Errorf("%w: %w", errDenseStale, err)
@@ -260,15 +278,27 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (*loaded,
 		// Written before the last records: stale, not worth a try.
 		return loadFiles(ctx, dir, s, writable)
 	}
-	s.skipDense = true
+	// The keyword index file is read beside the load, which does not
+	// tokenise the texts while it may be adopted.
+	sr := startSparse(dir, df, s.opts.BM25)
+	s.skipDense, s.skipSparse = true, sr != nil
 	l, err := loadFiles(ctx, dir, s, writable)
-	s.skipDense = false
+	s.skipDense, s.skipSparse = false, false
 	if err != nil || l.none {
+		if sr != nil {
+			sr.wait()
+		}
 		return l, err
 	}
 	if s.adoptDense(df, denseTag{l.gen, l.seq}) == nil {
 		s.denseOnDisk = true
+		if sr != nil && s.adoptSparse(sr, df.iids) != nil {
+			s.rebuildSparse()
+		}
 		return l, nil
+	}
+	if sr != nil {
+		sr.wait()
 	}
 	if l.log != nil {
 		l.log.Close()
@@ -277,9 +307,13 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (*loaded,
 	return loadFiles(ctx, dir, s, writable)
 }
 
-// dropDense removes the dense index file before the first write after an
-// open that adopted it: from then on it no longer indexes the store.
+// dropDense removes the dense index file, and the keyword one, before
+// the first write after an open that adopted them: from then on they no
+// longer index the store.
 func (s *Store) dropDense() error {
+	if err := s.dropSparse(); err != nil {
+		return err
+	}
 	if !s.denseOnDisk || s.disk == nil || s.disk.ro {
 		return nil
 	}

@@ -58,7 +58,7 @@ func openWriter(ctx context.Context, dir string, s *Store, sync bool) (_ *disk, 
 			d.closeFiles()
 		}
 	}()
-	for _, name := range []string{snapName + ".tmp", walName + ".tmp", manifestName + ".tmp", denseName + ".tmp"} {
+	for _, name := range []string{snapName + ".tmp", walName + ".tmp", manifestName + ".tmp", denseName + ".tmp", sparseName + ".tmp"} {
 		if err := os.Remove(d.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}

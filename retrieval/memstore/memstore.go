@@ -24,9 +24,10 @@
 // leaves the old log beside it: Open applies its records after the
 // snapshot's.
 //
-// A writer's Close also saves the dense index (dense.idx), which the next
-// open adopts instead of adding every vector again when it indexes exactly
-// the state loaded; it is derived data, ignored when stale or damaged.
+// A writer's Close also saves the dense index (dense.idx) and the keyword
+// index (sparse.idx), which the next open adopts instead of adding every
+// vector and tokenising every text again when they index exactly the
+// state loaded; they are derived data, ignored when stale or damaged.
 //
 // Open loads the snapshot and replays the log. The one kind of damage it
 // repairs by itself is a torn tail: a last record cut short or damaged,
@@ -98,7 +99,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -210,6 +210,10 @@ type Store struct {
 	// the store as it is, so Close need not write it again.
 	skipDense   bool
 	denseOnDisk bool
+	// skipSparse and sparseOnDisk are the same for the keyword index
+	// (sparse.go).
+	skipSparse   bool
+	sparseOnDisk bool
 }
 
 var (
@@ -288,7 +292,7 @@ func (s *Store) resetState() {
 	s.dim, s.vec, s.lex, s.recs, s.tenantOf = 0, nil, fresh.lex, nil, nil
 	s.tenants, s.free, s.byKey = fresh.tenants, nil, fresh.byKey
 	s.byTenant, s.bySource, s.byDoc, s.nLive = fresh.byTenant, fresh.bySource, fresh.byDoc, 0
-	s.denseOnDisk = false
+	s.denseOnDisk, s.sparseOnDisk = false, false
 }
 
 func (s *Store) setDim(dim int) {
@@ -323,11 +327,9 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	if s.disk != nil {
-		// The dense index saves the next open its rebuild; failing to
-		// save it loses nothing (that open builds it).
-		if err := s.writeDense(); err != nil {
-			_ = os.Remove(s.disk.path(denseName))
-		}
+		// The index files save the next open their rebuild; failing to
+		// save them loses nothing (that open builds them).
+		s.writeIndexes()
 		if err := s.disk.close(); err != nil {
 			return fmt.Errorf("memstore: close: %w", err)
 		}
@@ -520,6 +522,9 @@ func (s *Store) applyUpsert(chunks []retrieval.Chunk) {
 		}
 	}
 	sparse := func() {
+		if s.skipSparse {
+			return
+		}
 		for i := range chunks {
 			s.lex.Add(iids[i], lexText(&chunks[i]))
 		}
@@ -546,8 +551,12 @@ func (s *Store) grow(count uint64, bytes int64) {
 	if len(s.byKey) == 0 {
 		s.byKey = make(map[key]uint32, n)
 	}
-	s.lex.Grow(n)
-	if s.vec != nil {
+	// An index about to be adopted from its file is not sized: it is
+	// replaced whole.
+	if !s.skipSparse {
+		s.lex.Grow(n)
+	}
+	if s.vec != nil && !s.skipDense {
 		s.vec.Grow(n)
 	}
 }
