@@ -133,6 +133,28 @@ type denseFile struct {
 	iids []uint32
 	r    *bufio.Reader
 	f    *os.File
+	// The vector index, read in the background while the store loads
+	// (readVectors): done is closed once vec or vecErr is set.
+	done   chan struct{}
+	vec    *vector.Index
+	vecErr error
+}
+
+// readVectors starts reading df's vector index in the background.
+func (df *denseFile) readVectors(o vector.Options) {
+	df.done = make(chan struct{})
+	go func() {
+		defer close(df.done)
+		df.vec, df.vecErr = vector.ReadIndex(df.r, o)
+	}()
+}
+
+// close waits for the background read, if any, and closes the file.
+func (df *denseFile) close() {
+	if df.done != nil {
+		<-df.done
+	}
+	df.f.Close()
 }
 
 // noIID marks a writer's internal id that has no chunk in the load.
@@ -234,7 +256,8 @@ func (s *Store) adoptDense(df *denseFile, tag denseTag) error {
 	if live != s.nLive {
 		return fmt.Errorf("%w: %d chunks indexed, %d loaded", errDenseStale, live, s.nLive)
 	}
-	ix, err := vector.ReadIndex(df.r, s.opts.Vector)
+	<-df.done
+	ix, err := df.vec, df.vecErr
 	if err != nil {
 		return fmt.Errorf("%w: %w", errDenseStale, err)
 	}
@@ -273,13 +296,14 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (*loaded,
 	if err != nil {
 		return loadFiles(ctx, dir, s, writable)
 	}
-	defer df.f.Close()
+	defer df.close()
 	if note, ok := readCleanNote(dir); ok && note.seq != df.tag.seq {
 		// Written before the last records: stale, not worth a try.
 		return loadFiles(ctx, dir, s, writable)
 	}
-	// The keyword index file is read beside the load, which does not
-	// tokenise the texts while it may be adopted.
+	// Both index files are read beside the load, which neither adds
+	// the vectors nor tokenises the texts while they may be adopted.
+	df.readVectors(s.opts.Vector)
 	sr := startSparse(dir, df, s.opts.BM25)
 	s.skipDense, s.skipSparse = true, sr != nil
 	l, err := loadFiles(ctx, dir, s, writable)

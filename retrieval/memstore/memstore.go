@@ -433,6 +433,12 @@ func (s *Store) checkLoaded(chunks []retrieval.Chunk) error {
 		if len(c.Vector) != want {
 			return fmt.Errorf("%w: stored chunk %q has %d dimensions, want %d", retrieval.ErrDimension, c.ID, len(c.Vector), want)
 		}
+		if s.skipDense {
+			// The vectors of a load that adopts dense.idx are dropped
+			// unread (the index holds its own); a failed adoption loads
+			// again, checking them.
+			continue
+		}
 		var sq float32
 		for _, x := range c.Vector {
 			sq += x * x
