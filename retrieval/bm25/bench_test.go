@@ -1,6 +1,7 @@
 package bm25
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -68,6 +69,48 @@ func BenchmarkBM25Ingest(b *testing.B) {
 			})
 			b.ReportMetric(mb, "heapMB")
 			benchIndex[n] = ix
+		})
+	}
+}
+
+// BenchmarkBM25ReadIndex: one op = ReadIndex of the whole index of the
+// lexical workload from memory (what reopening a store costs instead of
+// Add for every document); bytes/doc is the size of the file. The search
+// benchmark on the read index (queries as BenchmarkBM25's) checks that an
+// index read back searches as fast as one built.
+//
+//	go test -run '^$' -bench 'ReadIndex' -count 3 ./retrieval/bm25/
+func BenchmarkBM25ReadIndex(b *testing.B) {
+	for _, n := range workload.Sizes() {
+		w := work.Lexical(n)
+		ix, ok := benchIndex[n]
+		if !ok {
+			ix = build(w.Docs)
+			benchIndex[n] = ix
+		}
+		var buf bytes.Buffer
+		if _, err := ix.WriteTo(&buf); err != nil {
+			b.Fatal(err)
+		}
+		var read *Index
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if read, err = ReadIndex(bytes.NewReader(buf.Bytes()), Params{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(buf.Len())/float64(n), "bytes/doc")
+		})
+		b.Run(fmt.Sprintf("search/N=%d", n), func(b *testing.B) {
+			q := 0
+			for b.Loop() {
+				read.Search(w.Queries[q], workload.TopK, nil)
+				if q++; q == workload.NumQueries {
+					q = 0
+				}
+			}
 		})
 	}
 }

@@ -454,6 +454,9 @@ func (ix *Index) assemble(ids, lens []uint32, live []byte, termEnd []uint32, blo
 	sum := make([]uint64, nSlots)
 	nFront := len(pts) / 2
 	tfAt, dlAt := pts[:nFront], pts[nFront:]
+	// One array for every frontier, each term's capped at its length so
+	// that frontier.add, which edits in place, cannot spill into the next.
+	front := make(frontier, nFront)
 	var wStart, pStart, fStart uint32
 	for t := range nTerms {
 		tok := blob[wStart:termEnd[t]]
@@ -492,7 +495,7 @@ func (ix *Index) assemble(ids, lens []uint32, live []byte, termEnd []uint32, blo
 		if fs == fe {
 			return fmt.Errorf("%w: term %d has no score bound", ErrCorrupt, t)
 		}
-		p.front = make(frontier, fe-fs)
+		p.front = front[fs:fe:fe]
 		for i := range p.front {
 			q := point{tfAt[int(fs)+i], dlAt[int(fs)+i]}
 			if i > 0 && (q.tf <= p.front[i-1].tf || q.dl <= p.front[i-1].dl) {
@@ -534,7 +537,10 @@ func (ix *Index) assemble(ids, lens []uint32, live []byte, termEnd []uint32, blo
 // one over the live ids; Remap fails, leaving the index unusable, when f
 // rejects one or maps two to one. It costs one pass over the documents.
 func (ix *Index) Remap(f func(old uint32) (uint32, bool)) error {
-	slotOf := make(map[uint32]uint32, ix.nLive)
+	// The map is refilled, not made again: it already has room for every
+	// live id, and growing a second one is most of the cost.
+	slotOf := ix.slotOf
+	clear(slotOf)
 	for s, old := range ix.ids {
 		if !ix.live[s] {
 			// A dead slot's id is never read; clear it so that no stale
@@ -552,6 +558,5 @@ func (ix *Index) Remap(f func(old uint32) (uint32, bool)) error {
 		ix.ids[s] = id
 		slotOf[id] = uint32(s)
 	}
-	ix.slotOf = slotOf
 	return nil
 }
