@@ -80,8 +80,9 @@
 // On the synthetic 384-dimensional benchmark workload (bench_test.go), at
 // 100,000 chunks on a shared 2-core machine: hybrid top-50 about 5 ms at the
 // median, in-memory ingest about 30,000 chunks/s, fsynced batches of 64
-// about 20,000 chunks/s, and opening a compacted directory 2.7 s (both
-// indexes are rebuilt from the snapshot, not stored). A filter admitting 1%
+// about 20,000 chunks/s, and opening a compacted directory 2.7 s when both
+// indexes are rebuilt from the snapshot (without dense.idx and sparse.idx;
+// with them, under a second of CPU). A filter admitting 1%
 // of the chunks (a source, documents or a tenant) takes the exact path,
 // with recall 1: TestScale at 300,000 chunks measured 6.3 ms of CPU per
 // dense search with a 1% source filter against 15.5 unfiltered (67.8
