@@ -448,10 +448,10 @@ func (ix *Index) assemble(ids, lens []uint32, live []byte, termEnd []uint32, blo
 
 	ix.dict = make(map[string]uint32, nTerms)
 	ix.terms = make([]postings, nTerms)
-	// count[s] is slot s's number of distinct terms, then its forward
-	// offset; sum[s] its tokens, which must add up to its length.
-	count := make([]uint32, nSlots+1)
-	sum := make([]uint64, nSlots)
+	// acc[s] counts slot s's distinct terms and tokens, which must add up
+	// to its length (then no frequency exceeds it): one array, so that
+	// the walk over the postings misses the cache once per posting.
+	acc := make([]slotAcc, nSlots)
 	nFront := len(pts) / 2
 	tfAt, dlAt := pts[:nFront], pts[nFront:]
 	// One array for every frontier, each term's capped at its length so
@@ -480,12 +480,13 @@ func (ix *Index) assemble(ids, lens []uint32, live []byte, termEnd []uint32, blo
 				return fmt.Errorf("%w: term %d lists slot %d out of order or range", ErrCorrupt, t, s)
 			}
 			prev = int64(s)
+			a := &acc[s]
 			tf := p.tfs[i]
-			if tf == 0 || tf > lens[s] {
-				return fmt.Errorf("%w: term %d has frequency %d in a document of length %d", ErrCorrupt, t, tf, lens[s])
+			a.n++
+			a.sum += tf
+			if tf == 0 || a.sum < tf {
+				return fmt.Errorf("%w: term %d has frequency %d in slot %d", ErrCorrupt, t, tf, s)
 			}
-			count[s]++
-			sum[s] += uint64(tf)
 			if ix.live[s] {
 				p.df++
 			}
@@ -504,32 +505,31 @@ func (ix *Index) assemble(ids, lens []uint32, live []byte, termEnd []uint32, blo
 			p.front[i] = q
 		}
 	}
-	for s := range nSlots {
-		if sum[s] != uint64(lens[s]) {
-			return fmt.Errorf("%w: slot %d has %d tokens in its postings, length %d", ErrCorrupt, s, sum[s], lens[s])
-		}
-	}
-	// The forward lists, term by term in ascending order: each slot's
-	// list comes out sorted, as Add leaves it.
+	// The forward lists: fwdOff[s] starts at the end of slot s's list and
+	// is moved back over it as the terms are walked from the last, which
+	// leaves each list sorted, as Add does, and fwdOff[s] at its start.
+	ix.fwdOff = make([]uint32, nSlots+1)
 	off := uint32(0)
 	for s := range nSlots {
-		c := count[s]
-		count[s] = off
-		off += c
+		if acc[s].sum != lens[s] {
+			return fmt.Errorf("%w: slot %d has %d tokens in its postings, length %d", ErrCorrupt, s, acc[s].sum, lens[s])
+		}
+		off += acc[s].n
+		ix.fwdOff[s] = off
 	}
-	count[nSlots] = off
-	ix.fwdOff = count
+	ix.fwdOff[nSlots] = off
 	ix.fwd = make([]uint32, off)
-	next := make([]uint32, nSlots)
-	copy(next, count[:nSlots])
-	for t := range ix.terms {
+	for t := len(ix.terms) - 1; t >= 0; t-- {
 		for _, s := range ix.terms[t].slots {
-			ix.fwd[next[s]] = uint32(t)
-			next[s]++
+			ix.fwdOff[s]--
+			ix.fwd[ix.fwdOff[s]] = uint32(t)
 		}
 	}
 	return nil
 }
+
+// slotAcc is what assemble adds up for one slot.
+type slotAcc struct{ n, sum uint32 }
 
 // Remap renames the documents' ids: f maps each id the index holds to its
 // new one (callers whose ids are assigned afresh by each load read an
