@@ -230,7 +230,12 @@ type Index struct {
 	exact     bool
 	seed      uint64
 
-	vecs []float32         // slot-major normalized vectors, dim per slot
+	// vecs holds the normalized vectors in blocks of vecBlock slots, dim
+	// floats each (the last block may be shorter): a block is never moved
+	// once full, so adding a vector never copies the others (one flat array
+	// at a million 384-d vectors copied 1.2 GB at a time as it grew,
+	// stalling a write for seconds).
+	vecs [][]float32
 	sum  []float64         // Σ of the stored vectors, for their variance
 	ids  []uint32          // slot -> id
 	slot map[uint32]uint32 // id -> slot
@@ -368,12 +373,12 @@ func (ix *Index) Add(id uint32, v []float32) error {
 		s = uint32(len(ix.ids))
 		ix.slot[id] = s
 		ix.ids = append(ix.ids, id)
-		ix.vecs = slices.Grow(ix.vecs, ix.dim)[:len(ix.vecs)+ix.dim]
+		ix.growVecs(s)
 		if ix.trained {
 			ix.where = append(ix.where, loc{})
 		}
 	}
-	dst := ix.vecs[int(s)*ix.dim : (int(s)+1)*ix.dim]
+	dst := ix.vec(s)
 	inv := 1 / norm
 	for i, x := range v {
 		dst[i] = float32(float64(x) * inv)
@@ -391,13 +396,23 @@ func (ix *Index) Add(id uint32, v []float32) error {
 }
 
 // Grow reserves room for n more vectors, so that adding them does not
-// copy the stored vectors as the arrays grow (at a million vectors of 384
-// dimensions, each doubling copies over a gigabyte).
+// copy the per-vector arrays as they grow. The vectors themselves are kept
+// in blocks that never move; only the first, for a small index, grows by
+// copying.
 func (ix *Index) Grow(n int) {
 	if n <= 0 || ix.dim <= 0 {
 		return
 	}
-	ix.vecs = slices.Grow(ix.vecs, n*ix.dim)
+	if len(ix.vecs) <= 1 {
+		// Only the first block grows by copying; later ones are allocated
+		// whole.
+		b0 := ix.vecs
+		if len(b0) == 0 {
+			b0 = [][]float32{nil}
+		}
+		b0[0] = slices.Grow(b0[0], min(len(ix.ids)+n, vecBlock)*ix.dim-len(b0[0]))
+		ix.vecs = b0
+	}
 	ix.ids = slices.Grow(ix.ids, n)
 	if ix.trained {
 		ix.where = slices.Grow(ix.where, n)
@@ -421,7 +436,7 @@ func (ix *Index) Remove(id uint32) {
 		moved := ix.ids[last]
 		ix.ids[s] = moved
 		ix.slot[moved] = s
-		copy(ix.vecs[int(s)*ix.dim:(int(s)+1)*ix.dim], ix.vecs[int(last)*ix.dim:])
+		copy(ix.vec(s), ix.vec(last))
 		if ix.trained {
 			w := ix.where[last]
 			ix.where[s] = w
@@ -429,7 +444,11 @@ func (ix *Index) Remove(id uint32) {
 		}
 	}
 	ix.ids = ix.ids[:last]
-	ix.vecs = ix.vecs[:int(last)*ix.dim]
+	lb := len(ix.vecs) - 1
+	if ix.vecs[lb] = ix.vecs[lb][:len(ix.vecs[lb])-ix.dim]; len(ix.vecs[lb]) == 0 && lb > 0 {
+		ix.vecs[lb] = nil
+		ix.vecs = ix.vecs[:lb]
+	}
 	if ix.trained {
 		ix.where = ix.where[:last]
 	}
@@ -468,11 +487,31 @@ func (ix *Index) Vector(id uint32) ([]float32, bool) {
 	if !ok {
 		return nil, false
 	}
-	return slices.Clone(ix.vecs[int(s)*ix.dim : (int(s)+1)*ix.dim]), true
+	return slices.Clone(ix.vec(s)), true
 }
 
 func (ix *Index) vec(s uint32) []float32 {
-	return ix.vecs[int(s)*ix.dim : (int(s)+1)*ix.dim : (int(s)+1)*ix.dim]
+	b, o := ix.vecs[s/vecBlock], int(s%vecBlock)*ix.dim
+	return b[o : o+ix.dim : o+ix.dim]
+}
+
+// vecBlock is the number of vectors in a block of Index.vecs (6 MiB at 384
+// dimensions).
+const vecBlock = 4096
+
+// growVecs makes room for slot s, the next one: in the last block, or in a
+// new block allocated whole. The first block grows as a slice does, so
+// that a small index holds no more than it needs.
+func (ix *Index) growVecs(s uint32) {
+	b := int(s / vecBlock)
+	if b == len(ix.vecs) {
+		var blk []float32
+		if b > 0 {
+			blk = make([]float32, 0, vecBlock*ix.dim)
+		}
+		ix.vecs = append(ix.vecs, blk)
+	}
+	ix.vecs[b] = slices.Grow(ix.vecs[b], ix.dim)[:len(ix.vecs[b])+ix.dim]
 }
 
 // train starts the inverted lists: one list centred on the mean of the
