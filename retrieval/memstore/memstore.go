@@ -519,9 +519,11 @@ func (s *Store) applyUpsert(chunks []retrieval.Chunk) {
 		if s.skipDense {
 			return
 		}
+		vs := make([][]float32, len(chunks))
 		for i := range chunks {
-			_ = s.vec.Add(iids[i], chunks[i].Vector) // validated, cannot fail
+			vs[i] = chunks[i].Vector
 		}
+		_ = s.vec.AddBatch(iids, vs) // validated, cannot fail
 	}
 	sparse := func() {
 		for i := range chunks {

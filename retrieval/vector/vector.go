@@ -156,6 +156,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -596,7 +597,12 @@ const (
 
 // nearest returns the list whose centroid is nearest v in Euclidean
 // distance: the largest ⟨v, c⟩ − |c|²/2.
-func (ix *Index) nearest(v, rv []float32) int {
+func (ix *Index) nearest(v, rv []float32) int { return ix.nearestWith(&ix.assign, v, rv) }
+
+// nearestWith is nearest with the buffers of sc (planes, est, fine), so
+// that several goroutines may rank the centroids at once while no write
+// changes the lists.
+func (ix *Index) nearestWith(sc *scratch, v, rv []float32) int {
 	best, bl := float32(math.Inf(-1)), 0
 	if len(ix.lists) <= nearestExact {
 		for l, L := range ix.lists {
@@ -606,7 +612,6 @@ func (ix *Index) nearest(v, rv []float32) int {
 		}
 		return bl
 	}
-	sc := &ix.assign
 	qp := quantize(rv, sc.planes, ix.words)
 	nl := len(ix.lists)
 	est := slices.Grow(sc.est[:0], nl)[:nl]
@@ -687,13 +692,59 @@ func (ix *Index) splitLarge(l int) {
 	nl := ix.addList(c2)
 	for i, s := range members {
 		if side[i] {
-			ix.link(s, nl, nil)
+			ix.place(s, nl)
 		} else {
-			ix.link(s, l, nil)
+			ix.place(s, l)
 		}
 	}
+	ix.encodeMembers(members)
 	ix.splitLarge(l)
 	ix.splitLarge(nl)
+}
+
+// place appends slot s to list l without encoding it.
+func (ix *Index) place(s uint32, l int) {
+	L := ix.lists[l]
+	pos := len(L.slots)
+	L.slots = append(L.slots, s)
+	L.ids = append(L.ids, ix.ids[s])
+	L.codes = append(L.codes, make([]uint64, ix.words)...)
+	L.factor = append(L.factor, 0)
+	L.pop = append(L.pop, 0)
+	L.fine = append(L.fine, make([]uint64, ix.fineStride())...)
+	ix.where[s] = loc{list: uint32(l), pos: uint32(pos)}
+}
+
+// encodeMembers encodes the placed slots in their lists, on two
+// goroutines when there are many (a split re-encodes a whole list: a fifth
+// of an insert's cost). Each writes only its own entries; the lists'
+// residual sums are added afterwards in slot order, so the index does not
+// depend on the scheduling.
+func (ix *Index) encodeMembers(slots []uint32) {
+	l2 := make([]float32, len(slots))
+	fs := ix.fineStride()
+	run := func(from, step int) {
+		buf := make([]float32, ix.pdim)
+		for i := from; i < len(slots); i += step {
+			s := slots[i]
+			w := ix.where[s]
+			L, p := ix.lists[w.list], int(w.pos)
+			ix.rotate(buf, ix.vec(s), nil)
+			c := encodeResidual(buf, buf, L.rc, L.codes[p*ix.words:(p+1)*ix.words], L.fine[p*fs:(p+1)*fs])
+			L.pop[p], L.factor[p], l2[i] = c.pop, c.factor, c.l2
+		}
+	}
+	if len(slots) < 2*batchMin || runtime.GOMAXPROCS(0) < 2 {
+		run(0, 1)
+	} else {
+		var wg sync.WaitGroup
+		wg.Go(func() { run(1, 2) })
+		run(0, 2)
+		wg.Wait()
+	}
+	for i, s := range slots {
+		ix.lists[ix.where[s].list].resid += float64(l2[i])
+	}
 }
 
 // twoMeans splits members in two clusters, marking the second in side, and
@@ -777,21 +828,36 @@ func (ix *Index) twoMeans(members []uint32, side []bool, centroid []float32) (c1
 // rv is the rotation of the vector, or nil to compute it here: the
 // rotation is linear, so the residual's is rv minus the rotated centroid.
 func (ix *Index) encode(s uint32, rv []float32) {
-	buf := ix.encBuf
 	w := ix.where[s]
 	L := ix.lists[w.list]
 	if rv == nil {
-		ix.rotate(buf, ix.vec(s), nil)
-		rv = buf
-	}
-	for j, x := range L.rc {
-		buf[j] = rv[j] - x
+		ix.rotate(ix.encBuf, ix.vec(s), nil)
+		rv = ix.encBuf
 	}
 	p := int(w.pos)
-	code := L.codes[p*ix.words : (p+1)*ix.words]
 	fs := ix.fineStride()
-	fine := L.fine[p*fs : (p+1)*fs]
-	mag := fine[:ix.words]
+	c := encodeResidual(ix.encBuf, rv, L.rc, L.codes[p*ix.words:(p+1)*ix.words], L.fine[p*fs:(p+1)*fs])
+	L.pop[p], L.factor[p] = c.pop, c.factor
+	L.resid += float64(c.l2)
+}
+
+// coded is what encodeResidual computes besides the code words.
+type coded struct {
+	pop    uint16
+	factor float32 // |u|² / ⟨u, sign(u)⟩
+	l2     float32 // |u|²
+}
+
+// encodeResidual encodes u = rv − rc, the rotated residual of a vector
+// from its list's rotated centroid: the sign bits into code and, into fine
+// (fineStride words), the magnitude plane and the 2-bit correction with the
+// magnitude popcount. buf (pdim) is scratch and may be rv itself.
+func encodeResidual(buf, rv, rc []float32, code, fine []uint64) coded {
+	for j, x := range rc {
+		buf[j] = rv[j] - x
+	}
+	words := len(code)
+	mag := fine[:words]
 	clear(code)
 	clear(mag)
 	var l1, l2 float32
@@ -818,15 +884,13 @@ func (ix *Index) encode(s uint32, rv []float32) {
 		pop += bits.OnesCount64(c)
 		mpop += bits.OnesCount64(mag[i])
 	}
-	L.pop[p] = uint16(pop)
 	var f1, f2 float32
 	if l1 > 0 {
 		f1 = l2 / l1
 		f2 = l2 / ip2
 	}
-	L.factor[p] = f1
-	L.resid += float64(l2)
-	fine[ix.words] = uint64(math.Float32bits(f2)) | uint64(mpop)<<32
+	fine[words] = uint64(math.Float32bits(f2)) | uint64(mpop)<<32
+	return coded{pop: uint16(pop), factor: f1, l2: l2}
 }
 
 func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
