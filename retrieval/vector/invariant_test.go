@@ -3,6 +3,7 @@ package vector
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -157,5 +158,13 @@ func TestBlocks(t *testing.T) {
 		if !ok || cosine(got, vecs[id]) < 0.99999 {
 			t.Fatalf("vector %d lost or changed", id)
 		}
+		prefix := []float32{7}
+		app, ok := ix.AppendVector(prefix, id)
+		if !ok || len(app) != dim+1 || app[0] != 7 || !slices.Equal(app[1:], got) {
+			t.Fatalf("AppendVector(%d) = %v, %v; want 7 then %v", id, app, ok, got)
+		}
+	}
+	if app, ok := ix.AppendVector(nil, 1<<30); ok || app != nil {
+		t.Fatalf("AppendVector of an absent id = %v, %v", app, ok)
 	}
 }

@@ -482,6 +482,17 @@ func (ix *Index) unexplained() float64 {
 	return 0
 }
 
+// AppendVector appends the normalized vector stored under id to dst and
+// returns the extended slice: Vector without an allocation per call, for
+// a caller that copies many (a snapshot of every vector).
+func (ix *Index) AppendVector(dst []float32, id uint32) ([]float32, bool) {
+	s, ok := ix.slot[id]
+	if !ok {
+		return dst, false
+	}
+	return append(dst, ix.vec(s)...), true
+}
+
 // Vector returns a copy of the normalized vector stored under id.
 func (ix *Index) Vector(id uint32) ([]float32, bool) {
 	s, ok := ix.slot[id]
