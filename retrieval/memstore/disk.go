@@ -307,8 +307,14 @@ func (s *Store) compactAt() int64 {
 // writers wait at most for one piece.
 const snapPiece = 2048
 
-// syncEvery is how much of a snapshot is written between its fsyncs.
-const syncEvery = 32 << 20
+// syncEvery is how much of a snapshot is written between its fsyncs. On
+// ext4 (data=ordered) a writer's log fsync waits for the dirty pages of
+// the snapshot too, so the less of it is dirty the shorter the write:
+// 150,000 fsynced chunks in batches of 1000 under a background compaction
+// (load average 5 to 6) ingested 6.1k/s with 37 writes over 200 ms at
+// 32 MiB, 8.3k to 10.5k/s with 7 to 15 at 4 MiB, and 7.5k/s with 15 at
+// 1 MiB (more fsyncs of the snapshot).
+const syncEvery = 4 << 20
 
 // cowState is what a compaction under way needs writers to keep: the
 // records it has not written yet, as they were when it began. Writers
