@@ -66,10 +66,16 @@ func benchCases() (names []string, data []func() *benchData) {
 	return names, data
 }
 
+// build adds vecs in batches of 1000 (AddBatch), as the store feeds it.
 func build(vecs [][]float32, o Options) *Index {
 	ix := New(len(vecs[0]), o)
-	for i, v := range vecs {
-		if err := ix.Add(uint32(i), v); err != nil {
+	ids := make([]uint32, len(vecs))
+	for i := range ids {
+		ids[i] = uint32(i)
+	}
+	for i := 0; i < len(vecs); i += 1000 {
+		j := min(i+1000, len(vecs))
+		if err := ix.AddBatch(ids[i:j], vecs[i:j]); err != nil {
 			panic(err)
 		}
 	}
