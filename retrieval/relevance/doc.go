@@ -40,6 +40,9 @@
 //   - chr: the weighted share of the query in Chinese characters that the
 //     passage holds only by themselves, outside the query's bigrams (号 of
 //     专家号 in 号源): weaker evidence than a bigram, fitted on its own.
+//     A character that the query also holds at a position found by a
+//     bigram does not count: "公司办公室" against "公司会议室" holds 室
+//     alone, but its 公 is the 公司's, already counted.
 //   - head: the weighted share of the query that the title (for an
 //     ingested chunk, its heading path) holds. It is computed but left out
 //     of the fit, so its weight is 0: the public sets' titles are article

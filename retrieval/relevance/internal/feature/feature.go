@@ -60,7 +60,9 @@ const (
 	// Chr is the weighted share of the query's units that are CJK
 	// characters the passage holds only by themselves, not in one of the
 	// query's bigrams: a one-character morpheme (退 in 可以退 against 退还
-	// and 不退) that Cov does not count.
+	// and 不退) that Cov does not count. A character that the query found
+	// at another position does not count (the 公 of 办公室 against a
+	// passage whose only 公 is that of the query's 公司).
 	Chr
 	// Head (documents only) is the weighted share of the query's units
 	// that the passage's heading path (its first field) holds, a CJK

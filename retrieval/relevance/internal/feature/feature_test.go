@@ -238,7 +238,15 @@ func reference(query string, faq bool, fields ...string) Vector {
 	var chars, head float64
 	for i, t := range q {
 		u := unitOf[i]
-		if !units[u].found && t.cjk && slices.ContainsFunc(fields, func(f string) bool { return holds(f, t) }) {
+		// A character found at another position of the query does not
+		// count again.
+		twin := false
+		for j, o := range q {
+			if j != i && o.cjk && t.cjk && o.term == t.term && units[unitOf[j]].found {
+				twin = true
+			}
+		}
+		if !units[u].found && t.cjk && !twin && slices.ContainsFunc(fields, func(f string) bool { return holds(f, t) }) {
 			chars += units[u].w
 		}
 		if !faq && len(fields) > 1 && holds(fields[0], t) && !slices.Contains(unitOf[:i], u) {
@@ -428,6 +436,13 @@ func TestFeatureValues(t *testing.T) {
 	v = Prepare("专家号").Extract(&s, false, "", "专家门诊的号源")
 	if math.Abs(v[Cov]-2.0/3) > 1e-12 || math.Abs(v[Chr]-1.0/3) > 1e-12 {
 		t.Errorf("cov %v chr %v, want 2/3 and 1/3", v[Cov], v[Chr])
+	}
+	// The passage's 公 is that of 公司, which the query's first 公 found: it
+	// is no evidence for the 公 of 办公室, which Chr does not count; 室 it
+	// does.
+	v = Prepare("公司办公室").Extract(&s, true, "公司会议室")
+	if math.Abs(v[Cov]-2.0/5) > 1e-12 || math.Abs(v[Chr]-1.0/5) > 1e-12 {
+		t.Errorf("cov %v chr %v, want 2/5 and 1/5", v[Cov], v[Chr])
 	}
 	// The heading holds 退号, the text 规定 too: Head counts the heading only.
 	v = Prepare("退号规定").Extract(&s, false, "挂号与退号", "退号规定如下")
