@@ -4,8 +4,8 @@ package relevance
 
 // defaultModel was fitted on the first half of the queries of xquad_en,
 // xquad_zh, faq_en-us and faq_zh-cn (dense top 3 and hybrid top 50).
-// Weights are in the order of FeatureNames: cov, run, miss, qlen, plen, cjk, chr, head, rev, both.
+// Weights are in the order of FeatureNames: cov, run, miss, qlen, plen, cjk, chr, head, sent, rev, both.
 var defaultModel = Model{
-	Doc: Logistic{Intercept: -4.9385, Weights: []float64{6.5459, 1.8035, -3.0918, 4.0088, -0.7230, -0.4966, 1.2370, 0, 0, 0}},
-	FAQ: Logistic{Intercept: -3.8417, Weights: []float64{0.7875, 2.1000, -0.9966, 0.8180, 0.1199, 0.5803, 4.2090, 0, 3.3977, 1.2921}},
+	Doc: Logistic{Intercept: -6.6393, Weights: []float64{5.1259, 0.7650, -2.1032, 3.3997, -0.6149, -0.7167, 1.3351, 0, 4.7615, 0, 0}},
+	FAQ: Logistic{Intercept: -3.8417, Weights: []float64{0.7875, 2.1000, -0.9966, 0.8180, 0.1199, 0.5803, 4.2090, 0, 0, 3.3977, 1.2921}},
 }

@@ -69,6 +69,13 @@ const (
 	// character counting by itself: a section titled with the query's
 	// words is about them.
 	Head
+	// Sent (documents only) is the largest share of the query, counted as
+	// Cov counts it, that one sentence of the passage holds: words that
+	// stand together in one sentence answer a question more often than
+	// the same words spread over a long passage. A sentence ends at 。！？；
+	// and their ASCII forms (a full stop only before a space or the end),
+	// at a line break and at the end of a field (the heading path is one).
+	Sent
 	// Rev (FAQ entries only) is the weighted share of the FAQ question's
 	// units found in the query: the reverse of Cov, so that a short query
 	// does not fully match a long, more specific question.
@@ -81,7 +88,7 @@ const (
 )
 
 // Names are the features' names, in Vector order.
-var Names = [N]string{"cov", "run", "miss", "qlen", "plen", "cjk", "chr", "head", "rev", "both"}
+var Names = [N]string{"cov", "run", "miss", "qlen", "plen", "cjk", "chr", "head", "sent", "rev", "both"}
 
 // Vector holds one passage's features.
 type Vector [N]float64

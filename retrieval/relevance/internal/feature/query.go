@@ -167,30 +167,22 @@ func (q *Query) Match(s *Scratch) Vector {
 	faq := s.faq
 	head := 0.0
 	start := int32(0)
+	sb := 0 // the next sentence start in s.sents
 	for fi, end := range s.fields {
-		for _, k := range s.toks[start:end] {
-			if k&spaceMask == spaceRune {
-				r := rune(k & runeMask)
-				if k&joinedBit == 0 {
-					s.endRun(faq)
-				}
-				if !faq && q.runes[(r>>6)&63]&(1<<(uint(r)&63)) == 0 {
-					// The common case, inline: a character the query does
-					// not hold.
-					s.prevIn = false
-					s.runLen++
-					s.k++
-					continue
-				}
-				q.char(s, r, faq)
-				continue
+		// The field is read a sentence [a, b) at a time, so that the loop
+		// over its tokens stays tight.
+		for a := start; a < end; {
+			b := end
+			if sb < len(s.sents) && s.sents[sb] < end {
+				b = s.sents[sb]
+				sb++
 			}
-			s.endRun(faq)
-			if !faq && q.words[(k>>6)&63]&(1<<(k&63)) == 0 {
-				s.k++ // likewise, a word the query does not hold
-				continue
-			}
-			q.word(s, k, faq)
+			q.sentence(s, s.toks[a:b], faq)
+			s.endSentence()
+			a = b
+		}
+		for sb < len(s.sents) && s.sents[sb] <= end { // an end at the field's end
+			sb++
 		}
 		s.endRun(faq)
 		s.k += 2
@@ -219,11 +211,42 @@ func (q *Query) Match(s *Scratch) Vector {
 	v[CJK] = q.cjkW / q.totalW
 	v[Chr] = chars / q.totalW
 	v[Head] = head / q.totalW
+	if !faq {
+		v[Sent] = s.bestSent / q.totalW
+	}
 	if faq && s.revW > 0 {
 		v[Rev] = s.revFound / s.revW
 		v[Both] = min(v[Cov], v[Rev])
 	}
 	return v
+}
+
+// sentence matches the tokens of one sentence of the passage.
+func (q *Query) sentence(s *Scratch, toks []uint64, faq bool) {
+	for _, k := range toks {
+		if k&spaceMask == spaceRune {
+			r := rune(k & runeMask)
+			if k&joinedBit == 0 {
+				s.endRun(faq)
+			}
+			if !faq && q.runes[(r>>6)&63]&(1<<(uint(r)&63)) == 0 {
+				// The common case, inline: a character the query does
+				// not hold.
+				s.prevIn = false
+				s.runLen++
+				s.k++
+				continue
+			}
+			q.char(s, r, faq)
+			continue
+		}
+		s.endRun(faq)
+		if !faq && q.words[(k>>6)&63]&(1<<(k&63)) == 0 {
+			s.k++ // likewise, a word the query does not hold
+			continue
+		}
+		q.word(s, k, faq)
+	}
 }
 
 // match records that passage token number s.k equals the query tokens at
@@ -242,7 +265,7 @@ func (q *Query) match(s *Scratch, ps []int32) {
 		}
 		s.seen[t.unit] = true
 		if !t.cjk || t.single {
-			s.found[t.unit] = true
+			s.find(t.unit, q.unitW[t.unit])
 		}
 	}
 }
@@ -289,8 +312,9 @@ func (q *Query) char(s *Scratch, r rune, faq bool) {
 		if bp, ok := q.bigPos.get(bigramKey(s.prev, r)); ok {
 			hit = true
 			for _, p := range bp {
-				s.found[q.toks[p].unit] = true
-				s.found[q.toks[p+1].unit] = true
+				a, b := q.toks[p].unit, q.toks[p+1].unit
+				s.find(a, q.unitW[a])
+				s.find(b, q.unitW[b])
 			}
 		}
 	}
