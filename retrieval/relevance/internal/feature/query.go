@@ -30,10 +30,6 @@ type Query struct {
 	qlen   float64    // the QLen feature
 	runes  [64]uint64 // a filter of the query's CJK characters (no false negatives)
 	words  [64]uint64 // a filter of the query's word keys
-	// twins holds, for a CJK unit whose character the query holds at
-	// another position too, the other units of that character (nil when
-	// no character repeats).
-	twins [][]int32
 }
 
 // Units returns the number of units of q; a query without any (empty, or
@@ -104,41 +100,16 @@ func Prepare(query string) *Query {
 		}
 	}
 	q.qlen = math.Log1p(q.totalW)
-	q.twins = twinsOf(q.toks, len(q.unitW))
 	return q
-}
-
-// twinsOf returns, by unit, the other CJK units of the same character, or
-// nil when no CJK character repeats (the common case: nothing allocated).
-func twinsOf(toks []qtok, units int) [][]int32 {
-	var twins [][]int32
-	for a := range toks {
-		if !toks[a].cjk {
-			continue
-		}
-		for b := range toks {
-			if b == a || !toks[b].cjk || toks[b].r != toks[a].r {
-				continue
-			}
-			if twins == nil {
-				twins = make([][]int32, units)
-			}
-			u := toks[a].unit
-			twins[u] = append(twins[u], toks[b].unit)
-		}
-	}
-	return twins
 }
 
 // twinFound reports whether another unit of u's character is found: the
 // passage's occurrences of the character are then explained by that word
 // (公 of 公司 for the 公 of 办公室), not evidence for u.
-func (q *Query) twinFound(s *Scratch, u int) bool {
-	if q.twins == nil {
-		return false
-	}
-	for _, o := range q.twins[u] {
-		if s.found[o] {
+func (q *Query) twinFound(s *Scratch, r rune, u int32) bool {
+	ps, _ := q.tokPos.get(runeKey(r))
+	for _, p := range ps {
+		if o := q.toks[p].unit; o != u && s.found[o] {
 			return true
 		}
 	}
@@ -199,8 +170,13 @@ func (q *Query) Match(s *Scratch) Vector {
 	for u, ok := range s.found {
 		if ok {
 			found += q.unitW[u]
-		} else if s.seen[u] && !q.twinFound(s, u) {
-			chars += q.unitW[u]
+		}
+	}
+	// A unit seen but not found is a CJK character (a word seen is found),
+	// one unit per position.
+	for _, t := range q.toks {
+		if t.cjk && !s.found[t.unit] && s.seen[t.unit] && !q.twinFound(s, t.r, t.unit) {
+			chars += q.unitW[t.unit]
 		}
 	}
 	v[Cov] = found / q.totalW
