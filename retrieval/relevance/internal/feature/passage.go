@@ -221,6 +221,6 @@ func (s *Scratch) tokenize(text string) {
 	}
 }
 
-// asciiEnd tells the ASCII bytes that always end a sentence ('.' ends one
-// only before a space or the end of the text: 5.5, e.g.).
+// asciiEnd tells the ASCII bytes that always end a sentence; '.' ends one
+// only before white space or the end of the text, so that 5.5 does not.
 var asciiEnd = [utf8.RuneSelf]bool{'!': true, '?': true, ';': true, '\n': true}
