@@ -43,7 +43,7 @@ func TestBenchRetrieval(t *testing.T) {
 			}
 			for _, k := range []string{"dense_p50_ms", "dense_p99_ms", "exact_p50_ms", "recall_at_50", "filtered_p50_ms",
 				"filtered_recall_at_50", "bm25_p50_ms", "hybrid_p50_ms", "ingest_per_s", "max_stall_ms", "reopen_s",
-				"rss_mib", "disk_bytes_per_chunk", "n", "dim", "workload"} {
+				"rss_mib", "rss_settled_mib", "disk_bytes_per_chunk", "n", "dim", "workload"} {
 				if _, ok := got[k]; !ok {
 					t.Errorf("field %s missing", k)
 				}
@@ -82,8 +82,8 @@ func TestBenchRetrieval(t *testing.T) {
 			if r.DiskBytesPerChunk < 4*workload.Dim {
 				t.Errorf("%.0f bytes a chunk on disk, less than its vector", r.DiskBytesPerChunk)
 			}
-			if _, err := os.Stat("/proc/self/status"); err == nil && r.RSSMiB <= 0 {
-				t.Errorf("rss %v with /proc present", r.RSSMiB)
+			if _, err := os.Stat("/proc/self/status"); err == nil && (r.RSSMiB <= 0 || r.RSSSettledMiB <= 0) {
+				t.Errorf("rss %v, settled %v, with /proc present", r.RSSMiB, r.RSSSettledMiB)
 			}
 			if !strings.Contains(errb.String(), "ingesting") {
 				t.Errorf("no progress on stderr: %q", errb.String())

@@ -264,3 +264,44 @@ func BenchmarkCompactionStall(b *testing.B) {
 	b.ReportMetric(longest, "longest-upsert-ms")
 	b.ReportMetric(writes/float64(b.N), "writes/compaction")
 }
+
+// BenchmarkWideFilter measures where denseWide's plan (an unfiltered search
+// and a post-check) stops paying against the probe with an accept func:
+// one op = one top-50 dense search of an in-memory store of 100,000
+// clustered chunks in 100 sources, filtered to the given share of them
+// (that many sources), by each plan forced.
+func BenchmarkWideFilter(b *testing.B) {
+	const n = 100_000
+	d := work.Clustered(n)
+	chunks := make([]retrieval.Chunk, n)
+	for i := range chunks {
+		chunks[i] = retrieval.Chunk{ID: "c" + strconv.Itoa(i), DocID: "d" + strconv.Itoa(i/8), Tenant: "bench",
+			Source: "s" + strconv.Itoa(i%100), ContentType: retrieval.ContentText, Text: "w", Vector: d.Docs[i]}
+	}
+	s := ingest(b, chunks, Options{})
+	defer s.Close()
+	ctx := context.Background()
+	for _, p := range []int{50, 70, 80, 90, 99} {
+		var vals []string
+		for v := range p {
+			vals = append(vals, "s"+strconv.Itoa(v))
+		}
+		f := retrieval.Filter{Must: []retrieval.Condition{{Key: retrieval.KeySource, Values: vals}}}
+		for _, plan := range []string{"wide", "probe"} {
+			b.Run(fmt.Sprintf("share=%d%%/%s", p, plan), func(b *testing.B) {
+				s.noWide = plan == "probe"
+				defer func() { s.noWide = false }()
+				q := 0
+				cpu0 := workload.CPUTime()
+				for b.Loop() {
+					req := retrieval.Request{Scope: retrieval.Scope{Tenant: "bench"}, Filter: f, Vector: d.Queries[q%len(d.Queries)], K: workload.TopK}
+					if _, err := s.SearchDense(ctx, req); err != nil {
+						b.Fatal(err)
+					}
+					q++
+				}
+				b.ReportMetric(float64(workload.CPUTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+			})
+		}
+	}
+}

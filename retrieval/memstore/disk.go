@@ -307,8 +307,14 @@ func (s *Store) compactAt() int64 {
 // writers wait at most for one piece.
 const snapPiece = 2048
 
-// syncEvery is how much of a snapshot is written between its fsyncs.
-const syncEvery = 32 << 20
+// syncEvery is how much of a snapshot is written between its fsyncs. On
+// ext4 (data=ordered) a writer's log fsync waits for the dirty pages of
+// the snapshot too, so the less of it is dirty the shorter the write:
+// 150,000 fsynced chunks in batches of 1000 under a background compaction
+// (load average 5 to 6) ingested 6.1k/s with 37 writes over 200 ms at
+// 32 MiB, 8.3k to 10.5k/s with 7 to 15 at 4 MiB, and 7.5k/s with 15 at
+// 1 MiB (more fsyncs of the snapshot).
+const syncEvery = 4 << 20
 
 // cowState is what a compaction under way needs writers to keep: the
 // records it has not written yet, as they were when it began. Writers
@@ -482,6 +488,7 @@ func writeSnapshot(ctx context.Context, path string, gen, seq uint64, dim int, c
 		limit = len(s.recs) // nobody else uses s
 	}
 	var buf, piece []byte
+	var vbuf []float32 // the vector of the chunk being encoded, reused
 	written := uint64(0)
 	var unsynced int64
 	for lo := 0; lo < limit; lo += snapPiece {
@@ -507,7 +514,12 @@ func writeSnapshot(ctx context.Context, path string, gen, seq uint64, dim int, c
 					continue
 				}
 				c = r.Chunk
-				c.Vector, _ = s.vec.Vector(uint32(iid))
+				// appendChunk copies it, so one buffer serves every chunk
+				// (a copy each was 1.5 GB of garbage a compaction at 1M).
+				var ok bool
+				if vbuf, ok = s.vec.AppendVector(vbuf[:0], uint32(iid)); ok {
+					c.Vector = vbuf
+				}
 			}
 			buf = appendChunk(append(buf[:0], 0, 0, 0, 0, 0, 0, 0, 0), &c)
 			body := buf[frameLen:]

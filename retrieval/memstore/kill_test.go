@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -180,6 +181,17 @@ func TestKill(t *testing.T) {
 		if err != nil || (done[last] && len(hits) != killBatch) {
 			t.Errorf("round %d: search for batch %d: %d hits, %v", round, last, len(hits), err)
 		}
+		checkKillVectors(t, s, fmt.Sprintf("round %d, after the kill", round))
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// Close saved the index files; an open adopts them and must hold
+		// the same vectors.
+		s, err = Open(context.Background(), Options{Dir: dir})
+		if err != nil {
+			t.Fatalf("round %d: reopen after close: %v", round, err)
+		}
+		checkKillVectors(t, s, fmt.Sprintf("round %d, reopened", round))
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -187,6 +199,35 @@ func TestKill(t *testing.T) {
 	}
 	if len(done) < rounds {
 		t.Errorf("only %d batches completed in all rounds", len(done))
+	}
+}
+
+// checkKillVectors checks that the dense index holds exactly the stored
+// chunks, each with the vector batchChunks gave it: whether the open
+// rebuilt the index from the records or adopted the saved one.
+func checkKillVectors(t *testing.T, s *Store, when string) {
+	t.Helper()
+	if s.vec.Len() != len(s.byKey) {
+		t.Fatalf("%s: dense index holds %d vectors for %d chunks", when, s.vec.Len(), len(s.byKey))
+	}
+	for k, iid := range s.byKey {
+		var n, j int
+		if _, err := fmt.Sscanf(k.id, "b%d-%d", &n, &j); err != nil {
+			t.Fatalf("unexpected chunk id %q", k.id)
+		}
+		want := batchChunks(n)[j].Vector
+		got, ok := s.vec.Vector(iid)
+		if !ok {
+			t.Fatalf("%s: chunk %s has no vector", when, k.id)
+		}
+		var dot, norm float64
+		for i := range want {
+			dot += float64(got[i]) * float64(want[i])
+			norm += float64(want[i]) * float64(want[i])
+		}
+		if cos := dot / math.Sqrt(norm); cos < 0.9999 {
+			t.Fatalf("%s: chunk %s holds another vector (cosine %.4f)", when, k.id, cos)
+		}
 	}
 }
 

@@ -68,9 +68,11 @@
 // document, the sorted internal ids of its chunks (a bitmap once dense).
 // A search plans its filter by cardinality (plan.go): when the smallest
 // posting list that bounds the matching set is small, the chunks in it
-// that pass every condition are scored exactly (dense: their vectors;
-// BM25: bm25.SearchAmong), so a selective filter is exact and costs what
-// the matching set costs; otherwise the index is searched with an accept
+// that pass every condition are scored (dense: exactly up to a few
+// thousand, by their codes and then exactly beyond; BM25:
+// bm25.SearchAmong), so a selective filter costs what the matching set
+// costs; a filter that passes nearly everything runs unfiltered with a
+// check of the results; otherwise the index is searched with an accept
 // func that answers the indexed conditions from the posting lists and
 // reads a chunk only for the others (metadata keys, titles, content
 // types).
@@ -194,7 +196,9 @@ type Store struct {
 	// exactLimit, when non-zero, replaces the planner's crossover (tests:
 	// -1 always searches the index, a large value always scores exactly).
 	exactLimit int
-	disk       *disk // nil when in memory
+	// noWide, set by tests and benchmarks, turns off denseWide's plan.
+	noWide bool
+	disk   *disk // nil when in memory
 	// cow is the compaction under way, which writers feed (preserve).
 	cow    *cowState
 	compMu sync.Mutex // one compaction at a time
@@ -524,9 +528,11 @@ func (s *Store) applyUpsert(chunks []retrieval.Chunk) {
 		if s.skipDense {
 			return
 		}
+		vs := make([][]float32, len(chunks))
 		for i := range chunks {
-			_ = s.vec.Add(iids[i], chunks[i].Vector) // validated, cannot fail
+			vs[i] = chunks[i].Vector
 		}
+		_ = s.vec.AddBatch(iids, vs) // validated, cannot fail
 	}
 	sparse := func() {
 		if s.skipSparse {
@@ -841,6 +847,8 @@ func (s *Store) denseLocked(ctx context.Context, req *retrieval.Request, k int) 
 	var res []vector.Scored
 	if ids, ok := m.small(s.limit(denseExactLimit(k, s.vec.Len()))); ok {
 		res = s.denseAmong(req.Vector, k, ids)
+	} else if wide, ok := s.denseWide(m, req.Vector, k); ok {
+		res = wide
 	} else {
 		res = s.vec.Search(req.Vector, k, m.accept)
 	}

@@ -13,10 +13,13 @@ import (
 // the tenant and the source and document conditions with posting lists;
 // the smallest of those (the tenant's, or the union of one condition's
 // values) bounds how many chunks can match. When that bound is small the
-// search scores exactly the chunks in it that pass every condition (and
-// so is exact whatever the filter); otherwise it runs the index search with
-// an accept func that answers the indexed conditions from the posting lists
-// and reads a chunk only for the other conditions.
+// search considers only the chunks in it that pass every condition
+// (vector.Index.SearchAmong: exact up to a few thousand, ranked by codes
+// beyond; BM25 scores them all); when it holds nearly the whole store the
+// dense search runs unfiltered and checks its results (denseWide);
+// otherwise it runs the index search with an accept func that answers the
+// indexed conditions from the posting lists and reads a chunk only for the
+// other conditions.
 
 // denseExactLimit is the candidate count up to which a dense search scores
 // the candidates exactly rather than searching the index. The quantized
@@ -185,6 +188,45 @@ func (m *matcher) small(limit int) (ids []uint32, ok bool) {
 		}
 	}
 	return out, true
+}
+
+// wideShare is the share of the store above which a filter's driver
+// counts as nearly everything: the dense search then runs unfiltered for a
+// few more results and drops those the filter rejects. A probe with an
+// accept func pays per-entry bookkeeping for every vector it scans, which
+// buys nothing when almost every vector passes. BenchmarkWideFilter (100k
+// clustered chunks, CPU a search, median of three): 1.30 ms against 1.39
+// for the probe at 99% of the store, 1.42 against 1.48 at 90%, even at
+// 80%; at 1M the bench command measured 2.4 ms unfiltered against 5.7 ms
+// for a tenant of 99% searched with the accept func.
+const wideShare = 0.9
+
+// wideSlack is how many results beyond k/share the unfiltered search asks
+// for, so that a filter passing a little less than its driver promises
+// still leaves k.
+const wideSlack = 8
+
+// denseWide answers a filtered dense search whose driver holds nearly the
+// whole store by an unfiltered search and a post-check; ok is false when
+// the driver is smaller, or when fewer than k of the results passed and the
+// index held more (the caller then searches with the accept func).
+func (s *Store) denseWide(m *matcher, q []float32, k int) (res []vector.Scored, ok bool) {
+	n := s.vec.Len()
+	if s.noWide || n == 0 || float64(m.est) < wideShare*float64(n) {
+		return nil, false
+	}
+	want := int(math.Ceil(float64(k)*float64(n)/float64(m.est))) + wideSlack
+	all := s.vec.Search(q, want, nil)
+	res = all[:0]
+	for _, r := range all {
+		if m.accept(r.ID) {
+			if res = append(res, r); len(res) == k {
+				return res, true
+			}
+		}
+	}
+	// Fewer than k passed: complete only when the index had no more.
+	return res, len(all) < want
 }
 
 // denseAmong scores the vectors of ids against q exactly and returns the k

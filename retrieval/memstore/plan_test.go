@@ -227,3 +227,64 @@ func sameHits[T any](got []retrieval.Hit, want []T, s *Store, f func(T) (uint32,
 	}
 	return nil
 }
+
+// TestWideFilter: a filter whose driver holds nearly the whole store runs
+// as an unfiltered search and a post-check (denseWide); when the other
+// conditions reject more than the slack covers it falls back to the
+// filtered search. Either way the answer is the exact filtered one.
+func TestWideFilter(t *testing.T) {
+	const dim, n = 16, 2000
+	r := rand.New(rand.NewPCG(5, 55))
+	s := mustOpen(t, Options{Dim: dim, Vector: vector.Options{Exact: true}})
+	defer s.Close()
+	ctx := context.Background()
+	var cs []retrieval.Chunk
+	for i := range n {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		tenant := "big"
+		if i%20 == 0 {
+			tenant = "small" // 5%: "big" holds 95% of the store
+		}
+		lang := "en"
+		if i%3 == 0 {
+			lang = "zh" // a third: a condition the payload index does not answer
+		}
+		cs = append(cs, retrieval.Chunk{ID: fmt.Sprint("c", i), Tenant: tenant, DocID: fmt.Sprint("d", i%50),
+			Text: "w", Vector: v, Meta: map[string]string{"lang": lang}})
+	}
+	if err := s.Upsert(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	for qi := range 20 {
+		q := make([]float32, dim)
+		for j := range q {
+			q[j] = float32(r.NormFloat64())
+		}
+		for _, f := range []retrieval.Filter{
+			{},
+			{Must: []retrieval.Condition{{Key: "lang", Values: []string{"en"}}}}, // 2/3 pass: falls back for large k
+			{Must: []retrieval.Condition{{Key: "lang", Values: []string{"zh"}}}}, // 1/3 pass: falls back
+		} {
+			for _, k := range []int{1, 10, 50, 1500, 2000} {
+				req := retrieval.Request{Scope: retrieval.Scope{Tenant: "big"}, Filter: f, Vector: q, K: k}
+				s.mu.RLock()
+				want := s.vec.SearchExact(q, k, naiveAccept(s, &req))
+				s.mu.RUnlock()
+				for _, noWide := range []bool{false, true} {
+					s.noWide = noWide
+					got, err := s.SearchDense(ctx, req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := sameHits(got, want, s, func(x vector.Scored) (uint32, float64) { return x.ID, float64(x.Score) }); err != nil {
+						t.Fatalf("query %d filter %+v k %d noWide %v: %v", qi, f, k, noWide, err)
+					}
+				}
+				s.noWide = false
+			}
+		}
+	}
+}

@@ -4,8 +4,8 @@ package relevance
 
 // defaultModel was fitted on the first half of the queries of xquad_en,
 // xquad_zh, faq_en-us and faq_zh-cn (dense top 3 and hybrid top 50).
-// Weights are in the order of FeatureNames: cov, run, miss, qlen, plen, cjk, chr, head, rev, both.
+// Weights are in the order of FeatureNames: cov, run, miss, qlen, plen, cjk, chr, head, sent, rev, both.
 var defaultModel = Model{
-	Doc: Logistic{Intercept: -4.9298, Weights: []float64{6.5418, 1.8077, -3.0964, 4.0075, -0.7229, -0.5087, 1.2932, 0, 0, 0}},
-	FAQ: Logistic{Intercept: -3.8418, Weights: []float64{0.7981, 2.1016, -0.9990, 0.8222, 0.1207, 0.5639, 4.2901, 0, 3.3607, 1.2987}},
+	Doc: Logistic{Intercept: -6.6393, Weights: []float64{5.1259, 0.7650, -2.1032, 3.3997, -0.6149, -0.7167, 1.3351, 0, 4.7615, 0, 0}},
+	FAQ: Logistic{Intercept: -3.8417, Weights: []float64{0.7875, 2.1000, -0.9966, 0.8180, 0.1199, 0.5803, 4.2090, 0, 0, 3.3977, 1.2921}},
 }

@@ -67,6 +67,7 @@ func (m Model) Check() error {
 //	cjk   share of the query's weight in CJK characters
 //	chr   weighted share of the query in CJK characters found only by themselves
 //	head  weighted share of the query found in the title (heading path); weight 0
+//	sent  documents: the largest share of the query (as cov) that one sentence holds
 //	rev   FAQ entries: weighted share of the FAQ question found in the query
 //	both  FAQ entries: the smaller of cov and rev
 func FeatureNames() []string { return append([]string(nil), feature.Names[:]...) }

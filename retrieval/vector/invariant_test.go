@@ -3,6 +3,7 @@ package vector
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -10,8 +11,23 @@ import (
 // holding it, and once trained every slot is in exactly one list, at the
 // position where says, under its id, with codes of the list's length.
 func (ix *Index) check() error {
-	if len(ix.slot) != len(ix.ids) || len(ix.vecs) != len(ix.ids)*ix.dim {
-		return fmt.Errorf("%d ids, %d map entries, %d floats", len(ix.ids), len(ix.slot), len(ix.vecs))
+	if len(ix.slot) != len(ix.ids) {
+		return fmt.Errorf("%d ids, %d map entries", len(ix.ids), len(ix.slot))
+	}
+	// Every block but the last holds vecBlock vectors; together they hold
+	// one per id, and no block is left empty but a first one.
+	floats := 0
+	for b, blk := range ix.vecs {
+		if b < len(ix.vecs)-1 && len(blk) != vecBlock*ix.dim {
+			return fmt.Errorf("block %d of %d holds %d floats, want %d", b, len(ix.vecs), len(blk), vecBlock*ix.dim)
+		}
+		if len(blk) == 0 && b > 0 {
+			return fmt.Errorf("block %d is empty", b)
+		}
+		floats += len(blk)
+	}
+	if floats != len(ix.ids)*ix.dim {
+		return fmt.Errorf("%d ids, %d floats", len(ix.ids), floats)
 	}
 	for id, s := range ix.slot {
 		if int(s) >= len(ix.ids) || ix.ids[s] != id {
@@ -93,5 +109,62 @@ func TestRandomWrites(t *testing.T) {
 		if h := ix.Search(vecs[v], 1, nil); len(h) != 1 || h[0].Score < 0.9999 {
 			t.Fatalf("id %d: its own vector's best hit is %v", id, h)
 		}
+	}
+}
+
+// TestBlocks: vectors spanning several blocks survive removals that empty
+// the last blocks, adds that refill them, and a round trip through a file.
+func TestBlocks(t *testing.T) {
+	const dim = 8
+	r := rand.New(rand.NewPCG(41, 42))
+	vecs := clustered(43, 3*vecBlock+500, dim, 6)
+	ix := New(dim, Options{})
+	for i, v := range vecs {
+		if err := ix.Add(uint32(i), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ix.vecs) != 4 {
+		t.Fatalf("%d blocks for %d vectors, want 4", len(ix.vecs), len(vecs))
+	}
+	live := map[uint32]bool{}
+	for i := range vecs {
+		live[uint32(i)] = true
+	}
+	for _, id := range r.Perm(len(vecs))[:2*vecBlock] {
+		ix.Remove(uint32(id))
+		delete(live, uint32(id))
+	}
+	if err := ix.check(); err != nil {
+		t.Fatal(err)
+	}
+	for id := range 700 { // refill some of the removed
+		if !live[uint32(id)] {
+			if err := ix.Add(uint32(id), vecs[id]); err != nil {
+				t.Fatal(err)
+			}
+			live[uint32(id)] = true
+		}
+	}
+	ix = roundTrip(t, ix)
+	if err := ix.check(); err != nil {
+		t.Fatal(err)
+	}
+	if ix.Len() != len(live) {
+		t.Fatalf("Len %d, want %d", ix.Len(), len(live))
+	}
+	for id := range live {
+		got, ok := ix.Vector(id)
+		if !ok || cosine(got, vecs[id]) < 0.99999 {
+			t.Fatalf("vector %d lost or changed", id)
+		}
+		prefix := []float32{7}
+		app, ok := ix.AppendVector(prefix, id)
+		if !ok || len(app) != dim+1 || app[0] != 7 || !slices.Equal(app[1:], got) {
+			t.Fatalf("AppendVector(%d) = %v, %v; want 7 then %v", id, app, ok, got)
+		}
+	}
+	if app, ok := ix.AppendVector(nil, 1<<30); ok || app != nil {
+		t.Fatalf("AppendVector of an absent id = %v, %v", app, ok)
 	}
 }

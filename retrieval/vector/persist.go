@@ -245,7 +245,9 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	fw.u32(fw.crc.Sum32())
 
 	writeArray(fw, ix.ids)
-	writeArray(fw, ix.vecs)
+	for _, blk := range ix.vecs { // one flat array on disk
+		writeArray(fw, blk)
+	}
 	if len(ix.ids) > 0 {
 		sum := make([]uint64, ix.dim)
 		for i, x := range ix.sum {
@@ -303,7 +305,9 @@ func ReadIndex(r io.Reader, o Options) (*Index, error) {
 	ix := New(int(dim), o)
 	count := int(n)
 	ix.ids = readArray[uint32](fr, count)
-	ix.vecs = readArray[float32](fr, count*ix.dim)
+	for off := 0; off < count && fr.err == nil; off += vecBlock {
+		ix.vecs = append(ix.vecs, readArray[float32](fr, min(vecBlock, count-off)*ix.dim))
+	}
 	if count > 0 {
 		ix.sum = make([]float64, ix.dim)
 		for i, b := range readArray[uint64](fr, ix.dim) {

@@ -180,6 +180,51 @@ func TestSearchAmong(t *testing.T) {
 	}
 }
 
+// TestSearchAmongCoded: past amongExactMax listed ids, SearchAmong ranks
+// them by their codes and scores the best exactly; it must still return
+// only listed ids, best first, and find nearly all of the exact top k.
+func TestSearchAmongCoded(t *testing.T) {
+	vecs := clustered(31, 20000, 64, 40)
+	ix := buildIndex(t, vecs, Options{})
+	var ids []uint32
+	in := map[uint32]bool{}
+	for id := uint32(1); id < 20000; id += 3 { // 6,667 listed
+		ids = append(ids, id)
+		in[id] = true
+	}
+	var hit, total int
+	for _, q := range clustered(32, 40, 64, 40) {
+		got := ix.SearchAmong(q, 50, ids)
+		want := ix.SearchExact(q, 50, func(id uint32) bool { return in[id] })
+		if len(got) != 50 {
+			t.Fatalf("SearchAmong returned %d, want 50", len(got))
+		}
+		for i, r := range got {
+			if !in[r.ID] {
+				t.Fatalf("SearchAmong returned id %d, which is not listed", r.ID)
+			}
+			if i > 0 && r.Score > got[i-1].Score {
+				t.Fatalf("results not best first at %d: %v", i, got[:i+1])
+			}
+		}
+		found := map[uint32]bool{}
+		for _, r := range got {
+			found[r.ID] = true
+		}
+		for _, r := range want {
+			if found[r.ID] {
+				hit++
+			}
+		}
+		total += len(want)
+	}
+	if r := float64(hit) / float64(total); r < 0.95 {
+		t.Errorf("recall@50 of the coded SearchAmong = %.3f, want >= 0.95", r)
+	} else {
+		t.Logf("recall@50 %.3f over %d listed ids", r, len(ids))
+	}
+}
+
 func TestRemap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	const n, dim = 3000, 32

@@ -60,13 +60,22 @@ const (
 	// Chr is the weighted share of the query's units that are CJK
 	// characters the passage holds only by themselves, not in one of the
 	// query's bigrams: a one-character morpheme (退 in 可以退 against 退还
-	// and 不退) that Cov does not count.
+	// and 不退) that Cov does not count. A character that the query found
+	// at another position does not count (the 公 of 办公室 against a
+	// passage whose only 公 is that of the query's 公司).
 	Chr
 	// Head (documents only) is the weighted share of the query's units
 	// that the passage's heading path (its first field) holds, a CJK
 	// character counting by itself: a section titled with the query's
 	// words is about them.
 	Head
+	// Sent (documents only) is the largest share of the query, counted as
+	// Cov counts it, that one sentence of the passage holds: words that
+	// stand together in one sentence answer a question more often than
+	// the same words spread over a long passage. A sentence ends at 。！？；
+	// and their ASCII forms (a full stop only before a space or the end),
+	// at a line break and at the end of a field (the heading path is one).
+	Sent
 	// Rev (FAQ entries only) is the weighted share of the FAQ question's
 	// units found in the query: the reverse of Cov, so that a short query
 	// does not fully match a long, more specific question.
@@ -79,7 +88,7 @@ const (
 )
 
 // Names are the features' names, in Vector order.
-var Names = [N]string{"cov", "run", "miss", "qlen", "plen", "cjk", "chr", "head", "rev", "both"}
+var Names = [N]string{"cov", "run", "miss", "qlen", "plen", "cjk", "chr", "head", "sent", "rev", "both"}
 
 // Vector holds one passage's features.
 type Vector [N]float64

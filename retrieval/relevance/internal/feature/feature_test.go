@@ -66,6 +66,37 @@ var refStop = func() map[string]bool {
 // stemmed by refStem, stop words known by their stems), with maps and
 // quadratic scans. Extract must agree with it.
 func reference(query string, faq bool, fields ...string) Vector {
+	v := referenceOf(query, faq, fields...)
+	if !faq && v[QLen] > 0 {
+		// Sent: the best Cov of one sentence taken alone.
+		for _, f := range fields {
+			for _, sen := range refSentences(f) {
+				v[Sent] = max(v[Sent], referenceOf(query, false, sen)[Cov])
+			}
+		}
+	}
+	return v
+}
+
+// refSentences cuts text after each sentence end (see Sent).
+func refSentences(text string) []string {
+	var out []string
+	start := 0
+	for i, r := range text {
+		end := strings.ContainsRune("。！？；!?;\n", r)
+		if r == '.' {
+			end = i+1 == len(text) || strings.ContainsRune(" \n\t\r", rune(text[i+1]))
+		}
+		if end {
+			out = append(out, text[start:i+utf8.RuneLen(r)])
+			start = i + utf8.RuneLen(r)
+		}
+	}
+	return append(out, text[start:])
+}
+
+// referenceOf is reference without Sent.
+func referenceOf(query string, faq bool, fields ...string) Vector {
 	type tok struct {
 		term   string
 		cjk    bool
@@ -238,7 +269,15 @@ func reference(query string, faq bool, fields ...string) Vector {
 	var chars, head float64
 	for i, t := range q {
 		u := unitOf[i]
-		if !units[u].found && t.cjk && slices.ContainsFunc(fields, func(f string) bool { return holds(f, t) }) {
+		// A character found at another position of the query does not
+		// count again.
+		twin := false
+		for j, o := range q {
+			if j != i && o.cjk && t.cjk && o.term == t.term && units[unitOf[j]].found {
+				twin = true
+			}
+		}
+		if !units[u].found && t.cjk && !twin && slices.ContainsFunc(fields, func(f string) bool { return holds(f, t) }) {
 			chars += units[u].w
 		}
 		if !faq && len(fields) > 1 && holds(fields[0], t) && !slices.Contains(unitOf[:i], u) {
@@ -323,8 +362,8 @@ func TestExtractMatchesReferenceRandom(t *testing.T) {
 	pieces := strings.Fields("claims Claim CLAIMS expenses expense approves Approved approving approval " +
 		"policies policy classes taxes status basis GPUs this is was does needs uses submitted planned added " +
 		"noted note taking exceed exceeded needing string days dies 1990s café NAÏVE résumés ｃｌａｉｍｓ " +
-		"5 000 5,000 1,000,000 1,2 2024,2025 5,000x 12,3456 ５，０００ ５ ０００ 5，000 , ， . - 元 报销 审批 多少 年假 的 ；")
-	seps := []string{" ", "", " ", ", ", "\n", "，"}
+		"5 000 5,000 1,000,000 1,2 2024,2025 5,000x 12,3456 ５，０００ ５ ０００ 5，000 , ， . - 元 报销 审批 多少 年假 的 ； 。 ? ！ 5.5 e.g.")
+	seps := []string{" ", "", " ", ", ", "\n", "，", ". ", "。", ";"}
 	rng := rand.New(rand.NewPCG(3, 4))
 	text := func(n int) string {
 		var b strings.Builder
@@ -429,6 +468,26 @@ func TestFeatureValues(t *testing.T) {
 	if math.Abs(v[Cov]-2.0/3) > 1e-12 || math.Abs(v[Chr]-1.0/3) > 1e-12 {
 		t.Errorf("cov %v chr %v, want 2/3 and 1/3", v[Cov], v[Chr])
 	}
+	// The passage's 公 is that of 公司, which the query's first 公 found: it
+	// is no evidence for the 公 of 办公室, which Chr does not count; 室 it
+	// does.
+	v = Prepare("公司办公室").Extract(&s, true, "公司会议室")
+	if math.Abs(v[Cov]-2.0/5) > 1e-12 || math.Abs(v[Chr]-1.0/5) > 1e-12 {
+		t.Errorf("cov %v chr %v, want 2/5 and 1/5", v[Cov], v[Chr])
+	}
+	// 年假 and 天数 are both in the passage, but in two sentences: Cov
+	// counts both, Sent one sentence's half. The heading is a sentence of
+	// its own.
+	v = Prepare("年假天数").Extract(&s, false, "", "年假每年 5 天。天数按工龄计算")
+	if v[Cov] != 1 || v[Sent] != 0.5 {
+		t.Errorf("cov %v sent %v, want 1 and 0.5", v[Cov], v[Sent])
+	}
+	if v = Prepare("年假天数").Extract(&s, false, "年假", "天数按工龄计算，年假另计"); v[Sent] != 1 {
+		t.Errorf("one sentence holds both: sent %v, want 1", v[Sent])
+	}
+	if v = Prepare("annual leave days").Extract(&s, false, "", "Annual leave is 5.5 days. Days are counted"); v[Sent] != 1 {
+		t.Errorf("a decimal point ends no sentence: sent %v, want 1", v[Sent])
+	}
 	// The heading holds 退号, the text 规定 too: Head counts the heading only.
 	v = Prepare("退号规定").Extract(&s, false, "挂号与退号", "退号规定如下")
 	if v[Head] != 0.5 || v[Cov] != 1 {
@@ -465,10 +524,13 @@ func FuzzExtract(f *testing.F) {
 				t.Fatalf("feature %s = %v", Names[i], x)
 			}
 		}
-		for _, i := range []int{Cov, Run, CJK, Rev, Both} {
+		for _, i := range []int{Cov, Run, CJK, Sent, Rev, Both} {
 			if got[i] > 1+1e-12 {
 				t.Fatalf("feature %s = %v > 1", Names[i], got[i])
 			}
+		}
+		if got[Sent] > got[Cov]+1e-12 {
+			t.Fatalf("sent %v > cov %v", got[Sent], got[Cov])
 		}
 		if len(query) < 400 && len(text) < 400 { // the reference is quadratic
 			if want := reference(query, faq, text); !close(got, want) {

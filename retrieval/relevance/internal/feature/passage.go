@@ -26,6 +26,7 @@ type Scratch struct {
 	// The passage (Load).
 	toks   []uint64 // token keys, a CJK character joined to the one before carrying joinedBit
 	fields []int32  // end of each field in toks
+	sents  []int32  // where in toks a sentence starts after a sentence end within a field
 	faq    bool
 	plen   float64 // the PLen feature
 
@@ -39,6 +40,12 @@ type Scratch struct {
 	revW     float64 // FAQ question unit weight
 	revFound float64 // ... of which found in the query
 
+	// The sentence being read (Sent).
+	sentOf   []int64 // by unit: the sentence in which it was last found
+	sentID   int64   // the current sentence, never reset (as k)
+	sentW    float64 // weight of the units found in the current sentence
+	bestSent float64
+
 	// The CJK run being read.
 	prev      rune
 	prevIn    bool    // prev is a query character
@@ -50,7 +57,7 @@ type Scratch struct {
 // Load reads a passage whose searchable fields are fields (see
 // Query.Extract) into s, replacing the one loaded before.
 func (s *Scratch) Load(faq bool, fields ...string) {
-	s.toks, s.fields, s.faq = s.toks[:0], s.fields[:0], faq
+	s.toks, s.fields, s.sents, s.faq = s.toks[:0], s.fields[:0], s.sents[:0], faq
 	for _, f := range fields {
 		s.tokenize(f)
 		s.fields = append(s.fields, int32(len(s.toks)))
@@ -66,6 +73,12 @@ func (s *Scratch) reset(q *Query) {
 	s.found, s.seen = s.found[:u], s.seen[:u]
 	clear(s.found)
 	clear(s.seen)
+	if cap(s.sentOf) < u {
+		s.sentOf = make([]int64, u)
+	}
+	s.sentOf = s.sentOf[:u] // stale entries name earlier sentences
+	s.sentID++
+	s.sentW, s.bestSent = 0, 0
 	if cap(s.lastIdx) < n {
 		s.lastIdx = make([]int64, n)
 		s.lastRun = make([]float64, n)
@@ -76,6 +89,31 @@ func (s *Scratch) reset(q *Query) {
 	s.lastIdx, s.lastRun = s.lastIdx[:n], s.lastRun[:n]
 	s.k += 2 // a gap: no run continues from an earlier call
 	s.best, s.revW, s.revFound, s.runLen = 0, 0, 0, 0
+}
+
+// find records that unit u, of weight w, is found at the current token.
+func (s *Scratch) find(u int32, w float64) {
+	s.found[u] = true
+	if s.sentOf[u] != s.sentID {
+		s.sentOf[u] = s.sentID
+		s.sentW += w
+	}
+}
+
+// endSentence closes the current sentence.
+func (s *Scratch) endSentence() {
+	s.bestSent = max(s.bestSent, s.sentW)
+	s.sentW = 0
+	s.sentID++
+}
+
+// sentenceEnd records that a sentence ended at the end of s.toks, unless
+// nothing was read since the last end.
+func (s *Scratch) sentenceEnd(fieldStart int) {
+	n := int32(len(s.toks))
+	if int(n) > fieldStart && (len(s.sents) == 0 || s.sents[len(s.sents)-1] != n) {
+		s.sents = append(s.sents, n)
+	}
 }
 
 // endRun closes the current CJK run, if any. For Rev it settles the run's
@@ -97,10 +135,14 @@ func (s *Scratch) endRun(faq bool) {
 func (s *Scratch) tokenize(text string) {
 	var joined uint64 // joinedBit when the last token was a CJK character and no separator followed
 	n := len(text)
+	fieldStart := len(s.toks)
 	for i := 0; i < n; {
 		b := text[i]
 		if b < utf8.RuneSelf {
 			if asciiClass[b] != word {
+				if asciiEnd[b] || b == '.' && (i+1 == n || text[i+1] == ' ' || text[i+1] == '\n' || text[i+1] == '\t' || text[i+1] == '\r') {
+					s.sentenceEnd(fieldStart)
+				}
 				i++
 				joined = 0
 				continue
@@ -159,6 +201,9 @@ func (s *Scratch) tokenize(text string) {
 			}
 		}
 		r, size := decode(text, i)
+		if r == '。' || r == '！' || r == '？' || r == '；' {
+			s.sentenceEnd(fieldStart)
+		}
 		switch runeClass(r) {
 		case cjk:
 			s.toks = append(s.toks, runeKey(r)|joined)
@@ -175,3 +220,7 @@ func (s *Scratch) tokenize(text string) {
 		}
 	}
 }
+
+// asciiEnd tells the ASCII bytes that always end a sentence; '.' ends one
+// only before white space or the end of the text, so that 5.5 does not.
+var asciiEnd = [utf8.RuneSelf]bool{'!': true, '?': true, ';': true, '\n': true}

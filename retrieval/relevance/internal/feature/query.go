@@ -103,6 +103,19 @@ func Prepare(query string) *Query {
 	return q
 }
 
+// twinFound reports whether another unit of u's character is found: the
+// passage's occurrences of the character are then explained by that word
+// (公 of 公司 for the 公 of 办公室), not evidence for u.
+func (q *Query) twinFound(s *Scratch, r rune, u int32) bool {
+	ps, _ := q.tokPos.get(runeKey(r))
+	for _, p := range ps {
+		if o := q.toks[p].unit; o != u && s.found[o] {
+			return true
+		}
+	}
+	return false
+}
+
 // Extract returns the features of a passage whose searchable fields are
 // fields: for a document its heading path (or title) first, then its
 // text; for an FAQ entry (faq) its question alone, which also sets Rev
@@ -125,30 +138,22 @@ func (q *Query) Match(s *Scratch) Vector {
 	faq := s.faq
 	head := 0.0
 	start := int32(0)
+	sb := 0 // the next sentence start in s.sents
 	for fi, end := range s.fields {
-		for _, k := range s.toks[start:end] {
-			if k&spaceMask == spaceRune {
-				r := rune(k & runeMask)
-				if k&joinedBit == 0 {
-					s.endRun(faq)
-				}
-				if !faq && q.runes[(r>>6)&63]&(1<<(uint(r)&63)) == 0 {
-					// The common case, inline: a character the query does
-					// not hold.
-					s.prevIn = false
-					s.runLen++
-					s.k++
-					continue
-				}
-				q.char(s, r, faq)
-				continue
+		// The field is read a sentence [a, b) at a time, so that the loop
+		// over its tokens stays tight.
+		for a := start; a < end; {
+			b := end
+			if sb < len(s.sents) && s.sents[sb] < end {
+				b = s.sents[sb]
+				sb++
 			}
-			s.endRun(faq)
-			if !faq && q.words[(k>>6)&63]&(1<<(k&63)) == 0 {
-				s.k++ // likewise, a word the query does not hold
-				continue
-			}
-			q.word(s, k, faq)
+			q.sentence(s, s.toks[a:b], faq)
+			s.endSentence()
+			a = b
+		}
+		for sb < len(s.sents) && s.sents[sb] <= end { // an end at the field's end
+			sb++
 		}
 		s.endRun(faq)
 		s.k += 2
@@ -165,8 +170,13 @@ func (q *Query) Match(s *Scratch) Vector {
 	for u, ok := range s.found {
 		if ok {
 			found += q.unitW[u]
-		} else if s.seen[u] {
-			chars += q.unitW[u]
+		}
+	}
+	// A unit seen but not found is a CJK character (a word seen is found),
+	// one unit per position.
+	for _, t := range q.toks {
+		if t.cjk && !s.found[t.unit] && s.seen[t.unit] && !q.twinFound(s, t.r, t.unit) {
+			chars += q.unitW[t.unit]
 		}
 	}
 	v[Cov] = found / q.totalW
@@ -177,11 +187,42 @@ func (q *Query) Match(s *Scratch) Vector {
 	v[CJK] = q.cjkW / q.totalW
 	v[Chr] = chars / q.totalW
 	v[Head] = head / q.totalW
+	if !faq {
+		v[Sent] = s.bestSent / q.totalW
+	}
 	if faq && s.revW > 0 {
 		v[Rev] = s.revFound / s.revW
 		v[Both] = min(v[Cov], v[Rev])
 	}
 	return v
+}
+
+// sentence matches the tokens of one sentence of the passage.
+func (q *Query) sentence(s *Scratch, toks []uint64, faq bool) {
+	for _, k := range toks {
+		if k&spaceMask == spaceRune {
+			r := rune(k & runeMask)
+			if k&joinedBit == 0 {
+				s.endRun(faq)
+			}
+			if !faq && q.runes[(r>>6)&63]&(1<<(uint(r)&63)) == 0 {
+				// The common case, inline: a character the query does
+				// not hold.
+				s.prevIn = false
+				s.runLen++
+				s.k++
+				continue
+			}
+			q.char(s, r, faq)
+			continue
+		}
+		s.endRun(faq)
+		if !faq && q.words[(k>>6)&63]&(1<<(k&63)) == 0 {
+			s.k++ // likewise, a word the query does not hold
+			continue
+		}
+		q.word(s, k, faq)
+	}
 }
 
 // match records that passage token number s.k equals the query tokens at
@@ -200,7 +241,7 @@ func (q *Query) match(s *Scratch, ps []int32) {
 		}
 		s.seen[t.unit] = true
 		if !t.cjk || t.single {
-			s.found[t.unit] = true
+			s.find(t.unit, q.unitW[t.unit])
 		}
 	}
 }
@@ -247,8 +288,9 @@ func (q *Query) char(s *Scratch, r rune, faq bool) {
 		if bp, ok := q.bigPos.get(bigramKey(s.prev, r)); ok {
 			hit = true
 			for _, p := range bp {
-				s.found[q.toks[p].unit] = true
-				s.found[q.toks[p+1].unit] = true
+				a, b := q.toks[p].unit, q.toks[p+1].unit
+				s.find(a, q.unitW[a])
+				s.find(b, q.unitW[b])
 			}
 		}
 	}

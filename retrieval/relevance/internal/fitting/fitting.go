@@ -168,7 +168,9 @@ func Features(q *feature.Query, s *feature.Scratch, ch *retrieval.Chunk) (featur
 // less than the text's (weight -1.4) and would discount exactly the
 // section headings that ingestion gives every chunk, which name what the
 // section is about (on the new-domain knowledge bases the answer's passage
-// is kept less often with it: 53% against 57%).
+// is kept less often with it: 53% against 57% before sent, 55% against
+// 58% with it, and the section answering "挂号费什么情况下可以退？" falls
+// from 0.33 to 0.19).
 var Unfitted = []int{feature.Head}
 
 // Ridge is the L2 penalty on the weights (not the intercept). Each
