@@ -182,6 +182,7 @@ func TestKill(t *testing.T) {
 			t.Errorf("round %d: search for batch %d: %d hits, %v", round, last, len(hits), err)
 		}
 		checkKillVectors(t, s, fmt.Sprintf("round %d, after the kill", round))
+		checkLexicon(t, s, fmt.Sprintf("round %d, after the kill", round))
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -192,6 +193,10 @@ func TestKill(t *testing.T) {
 			t.Fatalf("round %d: reopen after close: %v", round, err)
 		}
 		checkKillVectors(t, s, fmt.Sprintf("round %d, reopened", round))
+		checkLexicon(t, s, fmt.Sprintf("round %d, reopened", round))
+		if !s.sparseOnDisk {
+			t.Fatalf("round %d: the reopen after a close did not adopt sparse.idx", round)
+		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}

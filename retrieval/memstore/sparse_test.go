@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -152,6 +153,12 @@ func TestSparseIndexSavedAndAdopted(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, sparseName)); err != nil {
 		t.Fatalf("Close saved no keyword index: %v", err)
 	}
+	r, err := Open(context.Background(), Options{Dir: dir, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLexicon(t, r, "adopted")
+	r.Close()
 	for _, ro := range []bool{true, false} {
 		got, adopted := openAnswers(t, dir, Options{ReadOnly: ro}, 17)
 		if !adopted {
@@ -350,5 +357,29 @@ func TestSparseIndexFollowsDenseIndex(t *testing.T) {
 	}
 	if got, adopted := openAnswers(t, dir, Options{ReadOnly: true}, 12); !adopted || got != want {
 		t.Fatalf("after a compaction and a Close: adopted %v, same answers %v", adopted, got == want)
+	}
+}
+
+// checkLexicon checks that the keyword index holds exactly the stored
+// chunks, each ranked for its own text with the score an index built
+// afresh from the records gives it: whether the open rebuilt the index or
+// adopted sparse.idx, and whatever the order its documents were added in.
+func checkLexicon(t *testing.T, s *Store, when string) {
+	t.Helper()
+	if s.lex.Len() != len(s.byKey) {
+		t.Fatalf("%s: keyword index holds %d documents for %d chunks", when, s.lex.Len(), len(s.byKey))
+	}
+	fresh := bm25.New(s.opts.BM25)
+	for iid := range s.recs {
+		if r := &s.recs[iid]; r.live {
+			fresh.Add(uint32(iid), lexText(&r.Chunk))
+		}
+	}
+	for k, iid := range s.byKey {
+		text := lexText(&s.recs[iid].Chunk)
+		got, want := s.lex.SearchAmong(text, 1, []uint32{iid}), fresh.SearchAmong(text, 1, []uint32{iid})
+		if len(got) != len(want) || len(got) == 1 && (got[0].ID != iid || math.Abs(got[0].Score-want[0].Score) > 1e-9*want[0].Score) {
+			t.Fatalf("%s: chunk %s ranks %v for its own text, want %v", when, k.id, got, want)
+		}
 	}
 }
