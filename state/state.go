@@ -350,10 +350,27 @@ func (s RAG) Clone() RAG {
 	s.Usage = slices.Clone(s.Usage)
 	s.Warnings = slices.Clone(s.Warnings)
 	s.SubTasks = slices.Clone(s.SubTasks)
-	for i := range s.SubTasks {
-		s.SubTasks[i].IDs = slices.Clone(s.SubTasks[i].IDs)
-	}
+	cloneIDs(s.SubTasks)
 	return s
+}
+
+// cloneIDs gives each sub-task a copy of its IDs, all in one array: each
+// copy is capped at its length, so that an append to one reallocates
+// rather than writing over the next. A nil list stays nil.
+func cloneIDs(ts []SubTask) {
+	n := 0
+	for i := range ts {
+		n += len(ts[i].IDs)
+	}
+	ids := make([]string, 0, n)
+	for i := range ts {
+		if ts[i].IDs == nil {
+			continue
+		}
+		at := len(ids)
+		ids = append(ids, ts[i].IDs...)
+		ts[i].IDs = ids[at:len(ids):len(ids)]
+	}
 }
 
 func (q Query) clone() Query {

@@ -83,3 +83,22 @@ func TestCloneKeepsSharedMetaShared(t *testing.T) {
 		}
 	}
 }
+
+// The sub-tasks' ID lists of a clone are its own, and appending to one
+// never writes over another's (they are copied into one array).
+func TestCloneSubTaskIDs(t *testing.T) {
+	orig := state.RAG{SubTasks: []state.SubTask{{IDs: []string{"a", "b"}}, {}, {IDs: []string{}}, {IDs: []string{"c"}}}}
+	c := orig.Clone()
+	if !reflect.DeepEqual(c, orig) {
+		t.Fatalf("clone %+v differs from %+v (nil and empty lists included)", c.SubTasks, orig.SubTasks)
+	}
+	c.SubTasks[0].IDs = append(c.SubTasks[0].IDs, "x")
+	c.SubTasks[2].IDs = append(c.SubTasks[2].IDs, "y")
+	c.SubTasks[3].IDs[0] = "z"
+	if got := c.SubTasks[3].IDs; !reflect.DeepEqual(got, []string{"z"}) {
+		t.Errorf("an append to another sub-task's list changed this one: %q", got)
+	}
+	if !reflect.DeepEqual(orig.SubTasks[3].IDs, []string{"c"}) || !reflect.DeepEqual(orig.SubTasks[0].IDs, []string{"a", "b"}) {
+		t.Errorf("writing through the clone changed the original: %+v", orig.SubTasks)
+	}
+}
