@@ -394,15 +394,18 @@ func cloneHits(hits, orig, copied []retrieval.Hit) []retrieval.Hit {
 	if len(orig)*len(hits) > linearLookups {
 		sm.index()
 	}
-	out := make([]retrieval.Hit, len(hits))
-	for i, h := range hits {
-		if m, ok := sm.find(h.Chunk.Meta); ok {
-			h.Chunk.Meta = m
-		} else {
-			h.Chunk.Meta = maps.Clone(h.Chunk.Meta)
+	// One bulk copy, then each hit's map and vector replaced in place.
+	out := slices.Clone(hits)
+	for i := range out {
+		c := &out[i].Chunk
+		if m, ok := sm.find(c.Meta); ok {
+			c.Meta = m
+		} else if c.Meta != nil {
+			c.Meta = maps.Clone(c.Meta)
 		}
-		h.Chunk.Vector = slices.Clone(h.Chunk.Vector)
-		out[i] = h
+		if c.Vector != nil {
+			c.Vector = slices.Clone(c.Vector)
+		}
 	}
 	return out
 }
