@@ -347,11 +347,21 @@ func (s RAG) Clone() RAG {
 		}
 		s.Aggregate = &a
 	}
-	s.Usage = slices.Clone(s.Usage)
+	// Every node execution appends its usage and most log a sub-task or
+	// more: room for them spares each a reallocation of the copy.
+	s.Usage = cloneRoom(s.Usage, 1)
 	s.Warnings = slices.Clone(s.Warnings)
-	s.SubTasks = slices.Clone(s.SubTasks)
+	s.SubTasks = cloneRoom(s.SubTasks, 4)
 	cloneIDs(s.SubTasks)
 	return s
+}
+
+// cloneRoom is slices.Clone with room for n more elements (nil stays nil).
+func cloneRoom[T any](xs []T, n int) []T {
+	if xs == nil {
+		return nil
+	}
+	return append(make([]T, 0, len(xs)+n), xs...)
 }
 
 // cloneIDs gives each sub-task a copy of its IDs, all in one array: each
