@@ -42,7 +42,7 @@ func FuseWeightedRRF(k int, weights []float64, lists ...[]Hit) []Hit {
 	for size < 2*n {
 		size *= 2
 	}
-	var buf [1024]int32
+	var buf [512]int32 // 2 KB: n up to 256 without a heap table
 	var slots []int32
 	if size <= len(buf) {
 		slots = buf[:size]
