@@ -603,10 +603,11 @@ func capChars(hits []retrieval.Hit, perDoc, total int) []retrieval.Hit {
 	out := make([]retrieval.Hit, 0, len(hits))
 	used := 0
 	for _, h := range hits {
-		if perDoc > 0 {
-			h.Chunk.Text = truncateRunes(h.Chunk.Text, perDoc)
-		}
 		size := utf8.RuneCountInString(h.Chunk.Text)
+		if perDoc > 0 && size > perDoc {
+			h.Chunk.Text = truncateRunes(h.Chunk.Text, perDoc)
+			size = perDoc + 1 // the ellipsis
+		}
 		if total > 0 && len(out) > 0 && used+size > total {
 			break
 		}
