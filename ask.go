@@ -297,7 +297,9 @@ func (p *Pipeline) run(ctx context.Context, s state.RAG, scope retrieval.Scope, 
 func (p *Pipeline) stream(ctx context.Context, s state.RAG, emit func(Event) bool, stopped *bool) (state.RAG, graph.Path, error) {
 	final := s
 	var path graph.Path
-	for ev, err := range p.app.Stream(ctx, s) {
+	// The loop only reads the states (the last usage, the final state):
+	// no copies of them for the events.
+	for ev, err := range p.app.Stream(ctx, s, graph.WithReadOnlyEvents()) {
 		if *stopped {
 			return final, path, context.Canceled
 		}

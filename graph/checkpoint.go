@@ -208,6 +208,8 @@ type runOptions struct {
 	pause      *Pause
 	carry      any // func(prev, in S) S
 	edit       any // func(S) S
+	// readOnly: events carry the run's own states, not Config.Clone's copies.
+	readOnly bool
 }
 
 // WithThread runs on the thread id: checkpoints are saved to
@@ -244,6 +246,17 @@ func WithPause(p *Pause) RunOption { return func(o *runOptions) { o.pause = p } 
 func WithCarry[S any](carry func(prev, in S) S) RunOption {
 	return func(o *runOptions) { o.carry = carry }
 }
+
+// WithReadOnlyEvents makes a Stream's events carry the run's own states
+// rather than copies: with Config.Clone set, Clone is not called for the
+// events (for a node, a copy of its input for NodeStart and one of its
+// output for NodeEnd), only for the nodes' inputs. The loop body must then
+// treat Event.State as a router does, as read-only, and a state it keeps
+// past the event still shares its slices and maps with the run (a merge
+// receives the branches' outputs as they were reported). It suits a
+// consumer that reads a few fields of each event, such as a progress
+// stream. Invoke has no events and ignores it.
+func WithReadOnlyEvents() RunOption { return func(o *runOptions) { o.readOnly = true } }
 
 // WithEdit changes the state loaded from a checkpoint before the resumed or
 // forked run goes on: time travel with a different past. The type parameter

@@ -250,3 +250,64 @@ func TestClonePanicFailsTheRun(t *testing.T) {
 		}
 	}
 }
+
+// With WithReadOnlyEvents a stream yields the same events, states
+// included, as one that copies them, while Clone runs only for the nodes'
+// inputs (and the merge's base); the nodes still may mutate what they
+// receive, and the caller's input stays as it was.
+func TestCloneReadOnlyEvents(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	g := New[doc]("ro")
+	step := func(name string) NodeFunc[doc] {
+		return func(_ context.Context, d doc) (doc, error) { return scribble(d, name), nil }
+	}
+	g.AddNode("first", step("first")).AddNode("left", step("left")).AddNode("right", step("right")).
+		AddNode("join", step("join")).
+		AddEdge(Start, "first").
+		AddFanOut("first", []string{"left", "right"}, "join", func(base doc, b []doc) (doc, error) {
+			base.Docs = append(base.Docs, b[0].Docs[0], b[1].Docs[0])
+			return base, nil
+		}).
+		AddEdge("left", "join").AddEdge("right", "join").AddEdge("join", End)
+	run := func(opts ...RunOption) (evs []Event[doc], clones int32) {
+		var n atomic.Int32
+		r := compileDoc(t, g, Config[doc]{Clone: func(d doc) doc { n.Add(1); return cloneDoc(d) }})
+		in := newDoc()
+		for ev, err := range r.Stream(context.Background(), in, opts...) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev.Duration = 0
+			ev.State = cloneDoc(ev.State) // what the event said then
+			evs = append(evs, ev)
+		}
+		if bad := pristine(in); bad != "" {
+			t.Errorf("caller's input changed: %s", bad)
+		}
+		return evs, n.Load()
+	}
+	copied, withCopies := run()
+	shared, readOnly := run(WithReadOnlyEvents())
+	// The branches' events interleave in any order: compare them as sets.
+	key := func(e Event[doc]) string { return e.Kind.String() + " " + e.Node }
+	sortEvents := func(evs []Event[doc]) {
+		slices.SortStableFunc(evs, func(a, b Event[doc]) int { return strings.Compare(key(a), key(b)) })
+	}
+	sortEvents(copied)
+	sortEvents(shared)
+	if len(copied) != len(shared) {
+		t.Fatalf("%d events with read-only states, %d with copies", len(shared), len(copied))
+	}
+	for i := range copied {
+		a, b := copied[i], shared[i]
+		if key(a) != key(b) || !slices.Equal(a.State.Docs, b.State.Docs) || !maps.Equal(a.State.Meta, b.State.Meta) ||
+			*a.State.Note != *b.State.Note || a.State.N != b.State.N {
+			t.Errorf("event %s: read-only state %+v, copied %+v", key(a), b.State, a.State)
+		}
+	}
+	// Four nodes and a merge: five copies; events add two per node and one
+	// for RunEnd.
+	if readOnly != 5 || withCopies != 5+2*4+1 {
+		t.Errorf("Clone called %d times with read-only events, %d with copies; want 5 and 14", readOnly, withCopies)
+	}
+}

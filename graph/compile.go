@@ -42,7 +42,8 @@ type Config[S any] struct {
 	//     parallel branch;
 	//   - a fan-out's merge receives a clone of its base state;
 	//   - every Event.State a Stream yields is a clone, so the loop body may
-	//     modify it;
+	//     modify it (unless the run is given WithReadOnlyEvents, which
+	//     saves those copies for a consumer that only reads);
 	//   - the state passed to Invoke or Stream is never modified.
 	//
 	// Routers receive the engine's own state and must only read it. A

@@ -244,7 +244,7 @@ func (rn *run[S]) start(ctx context.Context, s S, st *start[S]) (S, error) {
 	}
 	if rn.emit != nil {
 		ev := Event[S]{Kind: RunEnd, Node: End, From: last, Label: label, State: s, Step: int(rn.steps.Load())}
-		if rn.r.clone != nil {
+		if rn.copyEvents() {
 			if ev.State, err = rn.copyOf(s); err != nil {
 				return s, &NodeError{Graph: rn.r.name, Node: End, Err: err}
 			}
@@ -487,7 +487,7 @@ func (rn *run[S]) node(ctx context.Context, emit emitFunc[S], n *node[S], step i
 		// Before the span starts: a consumer that stops (or panics) here
 		// leaves no span open for a node that never ran.
 		ev := Event[S]{Kind: NodeStart, Node: n.name, Step: step, From: from, Label: via, State: s}
-		if rn.r.clone != nil {
+		if rn.copyEvents() {
 			if ev.State, err = rn.copyOf(s); err != nil {
 				return s, 0, "", &NodeError{Graph: rn.r.name, Node: n.name, Step: step, Err: err}
 			}
@@ -513,7 +513,7 @@ func (rn *run[S]) node(ctx context.Context, emit emitFunc[S], n *node[S], step i
 		if err != nil {
 			evState = s
 		}
-		if rn.r.clone != nil {
+		if rn.copyEvents() {
 			var cerr error
 			if evState, cerr = rn.copyOf(evState); cerr != nil && err == nil {
 				err = cerr
@@ -822,6 +822,10 @@ func (rn *run[S]) merge(nx *next[S], from string, s S, outs []S) (out S, err err
 	}
 	return nx.merge(s, outs)
 }
+
+// copyEvents reports whether events carry copies of the run's states
+// (Config.Clone set, WithReadOnlyEvents not given).
+func (rn *run[S]) copyEvents() bool { return rn.r.clone != nil && !rn.opts.readOnly }
 
 // copyOf returns Config.Clone(s) for an event, turning a panic in Clone
 // into an error.

@@ -46,8 +46,9 @@ type Event[S any] struct {
 	Err      error         // NodeEnd: the node's error, if it failed
 	// State is, on NodeStart, the node's input; on NodeEnd, its output (its
 	// input on error); on RunEnd, the final state. With Config.Clone set it
-	// is a copy the loop body may modify; without, it shares slices and maps
-	// with the run and must be treated as read-only.
+	// is a copy the loop body may modify; without, or with
+	// WithReadOnlyEvents, it shares slices and maps with the run and must be
+	// treated as read-only.
 	State S
 }
 

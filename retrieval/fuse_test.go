@@ -119,3 +119,19 @@ func BenchmarkFuseHybrid(b *testing.B) {
 		retrieval.FuseWeightedRRF(60, []float64{0.1, 1}, dense, sparse)
 	}
 }
+
+// Long lists (more hits than the fusion's table on the stack holds) fuse
+// as the reference does too.
+func TestFuseLongListsMatchReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	lists := make([][]retrieval.Hit, 3)
+	for li := range lists {
+		for _, id := range r.Perm(1000)[:400] {
+			lists[li] = append(lists[li], retrieval.Hit{Chunk: retrieval.Chunk{ID: fmt.Sprintf("c%03d", id)}, Score: r.Float64()})
+		}
+	}
+	got, want := retrieval.FuseWeightedRRF(60, []float64{0.5, 1, 2}, lists...), referenceFuse(60, []float64{0.5, 1, 2}, lists...)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d hits fused differ from the reference's %d", len(got), len(want))
+	}
+}

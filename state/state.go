@@ -16,8 +16,10 @@ package state
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/adaptrag/adaptrag/plan"
 	"github.com/adaptrag/adaptrag/query"
@@ -300,7 +302,10 @@ func (s *RAG) TotalTokens() (in, out int) {
 }
 
 // Clone returns a deep copy of s: no slice, map or pointer of the copy is
-// shared with s, so either may be changed freely.
+// shared with s, so either may be changed freely. A hit's metadata map that
+// s holds in several lists (a passage that is both a candidate and
+// evidence) is copied once, and the copy's lists share that copy as s's
+// lists share the original.
 func (s RAG) Clone() RAG {
 	s.History = slices.Clone(s.History)
 	s.Query = s.Query.clone()
@@ -312,9 +317,12 @@ func (s RAG) Clone() RAG {
 		pl := *s.Plan
 		s.Plan = &pl
 	}
-	s.FAQ = cloneHits(s.FAQ)
-	s.Candidates = cloneHits(s.Candidates)
-	s.Docs = cloneHits(s.Docs)
+	// The candidates hold most hits, the FAQ hits and the evidence among
+	// them: their maps are copied with the candidates' and looked up.
+	cand := s.Candidates
+	s.Candidates = cloneHits(cand, nil, nil)
+	s.FAQ = cloneHits(s.FAQ, cand, s.Candidates)
+	s.Docs = cloneHits(s.Docs, cand, s.Candidates)
 	s.Citations = slices.Clone(s.Citations)
 	if s.Clarify != nil {
 		c := *s.Clarify
@@ -339,13 +347,40 @@ func (s RAG) Clone() RAG {
 		}
 		s.Aggregate = &a
 	}
-	s.Usage = slices.Clone(s.Usage)
+	// Every node execution appends its usage and most log a sub-task or
+	// more: room for them spares each a reallocation of the copy.
+	s.Usage = cloneRoom(s.Usage, 1)
 	s.Warnings = slices.Clone(s.Warnings)
-	s.SubTasks = slices.Clone(s.SubTasks)
-	for i := range s.SubTasks {
-		s.SubTasks[i].IDs = slices.Clone(s.SubTasks[i].IDs)
-	}
+	s.SubTasks = cloneRoom(s.SubTasks, 4)
+	cloneIDs(s.SubTasks)
 	return s
+}
+
+// cloneRoom is slices.Clone with room for n more elements (nil stays nil).
+func cloneRoom[T any](xs []T, n int) []T {
+	if xs == nil {
+		return nil
+	}
+	return append(make([]T, 0, len(xs)+n), xs...)
+}
+
+// cloneIDs gives each sub-task a copy of its IDs, all in one array: each
+// copy is capped at its length, so that an append to one reallocates
+// rather than writing over the next. A nil list stays nil.
+func cloneIDs(ts []SubTask) {
+	n := 0
+	for i := range ts {
+		n += len(ts[i].IDs)
+	}
+	ids := make([]string, 0, n)
+	for i := range ts {
+		if ts[i].IDs == nil {
+			continue
+		}
+		at := len(ids)
+		ids = append(ids, ts[i].IDs...)
+		ts[i].IDs = ids[at:len(ids):len(ids)]
+	}
 }
 
 func (q Query) clone() Query {
@@ -358,16 +393,75 @@ func (q Query) clone() Query {
 }
 
 // cloneHits copies hits and each chunk's metadata map (hits carry no
-// vectors).
-func cloneHits(hits []retrieval.Hit) []retrieval.Hit {
+// vectors, so cloning Vector is nearly free). A map that the hit of orig at
+// some index also holds is not copied again: the hit takes the map of
+// copied at that index (orig's copy).
+func cloneHits(hits, orig, copied []retrieval.Hit) []retrieval.Hit {
 	if hits == nil {
 		return nil
 	}
-	out := make([]retrieval.Hit, len(hits))
-	for i, h := range hits {
-		h.Chunk.Meta = maps.Clone(h.Chunk.Meta)
-		h.Chunk.Vector = slices.Clone(h.Chunk.Vector)
-		out[i] = h
+	sm := sharedMaps{orig: orig, copied: copied}
+	if len(orig)*len(hits) > linearLookups {
+		sm.index()
+	}
+	// One bulk copy, then each hit's map and vector replaced in place.
+	out := slices.Clone(hits)
+	for i := range out {
+		c := &out[i].Chunk
+		if m, ok := sm.find(c.Meta); ok {
+			c.Meta = m
+		} else if c.Meta != nil {
+			c.Meta = maps.Clone(c.Meta)
+		}
+		if c.Vector != nil {
+			c.Vector = slices.Clone(c.Vector)
+		}
 	}
 	return out
+}
+
+// linearLookups bounds the comparisons of sharedMaps' scan (lookups times
+// len(orig)): above it, cloneHits indexes orig's maps.
+const linearLookups = 4096
+
+// sharedMaps finds a metadata map among orig's and gives copied's map at
+// the same index.
+type sharedMaps struct {
+	orig, copied []retrieval.Hit
+	at           map[unsafe.Pointer]int // nil: scan orig
+}
+
+// mapID is a map's identity: two map values are the same map when their
+// ids are equal.
+func mapID(m map[string]string) unsafe.Pointer { return reflect.ValueOf(m).UnsafePointer() }
+
+func (sm *sharedMaps) index() {
+	sm.at = make(map[unsafe.Pointer]int, len(sm.orig))
+	for j := range sm.orig {
+		if m := sm.orig[j].Chunk.Meta; m != nil {
+			if _, dup := sm.at[mapID(m)]; !dup {
+				sm.at[mapID(m)] = j // the first, as the scan finds
+			}
+		}
+	}
+}
+
+func (sm *sharedMaps) find(m map[string]string) (map[string]string, bool) {
+	if m == nil || len(sm.orig) == 0 {
+		return nil, false
+	}
+	p := mapID(m)
+	if sm.at != nil {
+		j, ok := sm.at[p]
+		if !ok {
+			return nil, false
+		}
+		return sm.copied[j].Chunk.Meta, true
+	}
+	for j := range sm.orig {
+		if o := sm.orig[j].Chunk.Meta; o != nil && mapID(o) == p {
+			return sm.copied[j].Chunk.Meta, true
+		}
+	}
+	return nil, false
 }

@@ -2,6 +2,7 @@ package state_test
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/adaptrag/adaptrag/plan"
@@ -49,5 +50,55 @@ func TestCloneIsDeep(t *testing.T) {
 	c.Citations[0].N, c.Usage[0].Node, c.Warnings[0].Node, c.SubTasks[0].IDs[0] = 9, "x", "x", "x"
 	if !reflect.DeepEqual(orig, full()) {
 		t.Error("writing through a clone changed the original")
+	}
+}
+
+// A metadata map that several hit lists share is copied once: the copy's
+// lists share the copy (a write through one list shows in the other, as in
+// the original) and never the original's map. This holds with few hits
+// (scanned) and many (indexed).
+func TestCloneKeepsSharedMetaShared(t *testing.T) {
+	for _, n := range []int{4, 300} {
+		var s state.RAG
+		for i := range n {
+			s.Candidates = append(s.Candidates, retrieval.Hit{Chunk: retrieval.Chunk{ID: strconv.Itoa(i), Meta: map[string]string{"k": strconv.Itoa(i)}}})
+		}
+		s.Docs = []retrieval.Hit{s.Candidates[n-1], s.Candidates[1], {Chunk: retrieval.Chunk{ID: "own", Meta: map[string]string{"k": "own"}}}}
+		s.FAQ = []retrieval.Hit{s.Candidates[2], {Chunk: retrieval.Chunk{ID: "nil"}}}
+		c := s.Clone()
+		if !reflect.DeepEqual(c, s) {
+			t.Fatalf("n=%d: a clone differs from its original", n)
+		}
+		c.Docs[0].Chunk.Meta["k"], c.Docs[1].Chunk.Meta["k"], c.FAQ[0].Chunk.Meta["k"], c.Docs[2].Chunk.Meta["k"] = "a", "b", "c", "d"
+		if got := c.Candidates[n-1].Chunk.Meta["k"] + c.Candidates[1].Chunk.Meta["k"] + c.Candidates[2].Chunk.Meta["k"]; got != "abc" {
+			t.Errorf("n=%d: the copy's candidates read %q through the shared maps, want abc", n, got)
+		}
+		for i, h := range s.Candidates {
+			if h.Chunk.Meta["k"] != strconv.Itoa(i) {
+				t.Errorf("n=%d: writing through the copy changed the original's candidate %d: %v", n, i, h.Chunk.Meta)
+			}
+		}
+		if s.Docs[2].Chunk.Meta["k"] != "own" || c.FAQ[1].Chunk.Meta != nil {
+			t.Errorf("n=%d: an unshared map: original %v, nil map copied as %v", n, s.Docs[2].Chunk.Meta, c.FAQ[1].Chunk.Meta)
+		}
+	}
+}
+
+// The sub-tasks' ID lists of a clone are its own, and appending to one
+// never writes over another's (they are copied into one array).
+func TestCloneSubTaskIDs(t *testing.T) {
+	orig := state.RAG{SubTasks: []state.SubTask{{IDs: []string{"a", "b"}}, {}, {IDs: []string{}}, {IDs: []string{"c"}}}}
+	c := orig.Clone()
+	if !reflect.DeepEqual(c, orig) {
+		t.Fatalf("clone %+v differs from %+v (nil and empty lists included)", c.SubTasks, orig.SubTasks)
+	}
+	c.SubTasks[0].IDs = append(c.SubTasks[0].IDs, "x")
+	c.SubTasks[2].IDs = append(c.SubTasks[2].IDs, "y")
+	c.SubTasks[3].IDs[0] = "z"
+	if got := c.SubTasks[3].IDs; !reflect.DeepEqual(got, []string{"z"}) {
+		t.Errorf("an append to another sub-task's list changed this one: %q", got)
+	}
+	if !reflect.DeepEqual(orig.SubTasks[3].IDs, []string{"c"}) || !reflect.DeepEqual(orig.SubTasks[0].IDs, []string{"a", "b"}) {
+		t.Errorf("writing through the clone changed the original: %+v", orig.SubTasks)
 	}
 }

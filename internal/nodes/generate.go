@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -309,31 +308,44 @@ func extractive(tm *termMemo, question string, docs []retrieval.Hit, nums []int,
 	// Passage texts repeat from question to question; their terms come
 	// from the memo (read only).
 	terms := tm.terms
-	qterms := map[string]bool{}
+	// The question's terms are numbered in sorted order, and each sentence,
+	// heading and FAQ question holds the ones it contains as a bitset (w
+	// words) in one shared slice: no map per sentence. Sums run over the
+	// terms in that order, so that floating-point sums, and how ties between
+	// sentences break, do not depend on map order.
+	var order []string
 	for _, tok := range tm.fresh(question) {
 		if !stopword(tok) {
-			qterms[tok] = true
+			order = append(order, tok)
 		}
 	}
+	slices.Sort(order)
+	order = slices.Compact(order)
+	qidx := make(map[string]int, len(order))
+	for i, tok := range order {
+		qidx[tok] = i
+	}
+	w := (len(order) + 63) / 64
 	// A passage's heading path says what its sentences are about: its terms
 	// count for every sentence that matches the question by itself.
 	// An FAQ entry's answer answers its question, so the question's terms
 	// count for every sentence of the answer, matching or not ("5 days with
 	// 1 to 10 years…" answers "how many days of annual leave…").
-	titleTerms := make([]map[string]bool, len(docs))
-	faqTerms := make([]map[string]bool, len(docs))
+	docBits := make([]uint64, 2*w*len(docs))
+	titleTerms := func(i int) termBits { return termBits(docBits[2*w*i : 2*w*i+w]) }
+	faqTerms := func(i int) termBits { return termBits(docBits[2*w*i+w : 2*w*(i+1)]) }
 	for i, h := range docs {
-		titleTerms[i] = map[string]bool{}
+		tt := titleTerms(i)
 		for _, tok := range terms(h.Chunk.Title) {
-			if qterms[tok] {
-				titleTerms[i][tok] = true
+			if j, ok := qidx[tok]; ok {
+				tt.set(j)
 			}
 		}
 		if q := h.Chunk.Meta[retrieval.MetaQuestion]; q != "" && h.Chunk.Meta[retrieval.MetaAnswer] != "" {
-			faqTerms[i] = map[string]bool{}
+			ft := faqTerms(i)
 			for _, tok := range terms(q) {
-				if qterms[tok] {
-					faqTerms[i][tok] = true
+				if j, ok := qidx[tok]; ok {
+					ft.set(j)
 				}
 			}
 		}
@@ -364,26 +376,29 @@ func extractive(tm *termMemo, question string, docs []retrieval.Hit, nums []int,
 			sents = append(sents, sentence{doc: i, pos: j, text: st})
 		}
 	}
-	df := map[string]int{}
-	toks := make([]map[string]bool, len(sents))
+	df := make([]int, len(order))
+	sentBits := make([]uint64, w*len(sents))
+	toks := func(i int) termBits { return termBits(sentBits[w*i : w*(i+1)]) }
+	// addTo adds src's terms to dst, counting each new one in df.
+	addTo := func(dst, src termBits) {
+		for j := range order {
+			if src.has(j) && !dst.has(j) {
+				dst.set(j)
+				df[j]++
+			}
+		}
+	}
 	for i, st := range sents {
-		toks[i] = map[string]bool{}
+		ts := toks(i)
 		for _, tok := range terms(st.text) {
-			if qterms[tok] && !toks[i][tok] {
-				toks[i][tok] = true
-				df[tok]++
+			if j, ok := qidx[tok]; ok && !ts.has(j) {
+				ts.set(j)
+				df[j]++
 			}
 		}
-		for tok := range faqTerms[st.doc] {
-			if !toks[i][tok] {
-				toks[i][tok] = true
-				df[tok]++
-			}
-		}
-		if len(toks[i]) > 0 {
-			for tok := range titleTerms[st.doc] {
-				toks[i][tok] = true
-			}
+		addTo(ts, faqTerms(st.doc))
+		if !ts.empty() {
+			ts.or(titleTerms(st.doc))
 		}
 	}
 	// A passage whose sentences share no term with the question but whose
@@ -392,34 +407,26 @@ func extractive(tm *termMemo, question string, docs []retrieval.Hit, nums []int,
 	// heading's terms.
 	matched := make([]bool, len(docs))
 	for i, st := range sents {
-		matched[st.doc] = matched[st.doc] || len(toks[i]) > 0
+		matched[st.doc] = matched[st.doc] || !toks(i).empty()
 	}
 	for i, st := range sents {
 		if matched[st.doc] || st.pos >= headingSentences || st.row {
 			continue
 		}
-		for tok := range titleTerms[st.doc] {
-			if !toks[i][tok] {
-				toks[i][tok] = true
-				df[tok]++
-			}
-		}
+		addTo(toks(i), titleTerms(st.doc))
 	}
-	// Sum over the query terms in a fixed order: map order would change
-	// the floating-point sums, and with them how ties between sentences
-	// break, from one run to the next.
-	order := slices.Sorted(maps.Keys(qterms))
 	var total float64
-	idf := map[string]float64{}
-	for _, tok := range order {
-		idf[tok] = 1 / float64(1+df[tok])
-		total += idf[tok]
+	idf := make([]float64, len(order))
+	for j := range order {
+		idf[j] = 1 / float64(1+df[j])
+		total += idf[j]
 	}
 	for i := range sents {
 		var s float64
-		for _, tok := range order {
-			if toks[i][tok] {
-				s += idf[tok]
+		ts := toks(i)
+		for j := range order {
+			if ts.has(j) {
+				s += idf[j]
 			}
 		}
 		if total > 0 && s > 0 {
@@ -480,7 +487,7 @@ func extractive(tm *termMemo, question string, docs []retrieval.Hit, nums []int,
 		if st.row {
 			text = quoteRow(text, func(cell string) bool {
 				for _, tok := range terms(cell) {
-					if qterms[tok] {
+					if _, ok := qidx[tok]; ok {
 						return true
 					}
 				}
@@ -494,6 +501,28 @@ func extractive(tm *termMemo, question string, docs []retrieval.Hit, nums []int,
 		}
 	}
 	return b.String(), cites
+}
+
+// termBits is a set of question terms, by their number.
+type termBits []uint64
+
+func (b termBits) set(j int)      { b[j/64] |= 1 << (j % 64) }
+func (b termBits) has(j int) bool { return b[j/64]&(1<<(j%64)) != 0 }
+
+func (b termBits) empty() bool {
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// or adds every term of o to b.
+func (b termBits) or(o termBits) {
+	for i, x := range o {
+		b[i] |= x
+	}
 }
 
 // idToken matches what a question names a record by: a run of Latin
@@ -652,34 +681,37 @@ func stem(tok string) string {
 }
 
 // splitSentences cuts text after sentence punctuation (CJK and Latin) and
-// at line breaks, dropping heading markers.
+// at line breaks, dropping heading markers. The sentences are substrings of
+// text (of its valid UTF-8 form, each invalid byte read as U+FFFD).
 func splitSentences(text string) []string {
+	if !utf8.ValidString(text) {
+		text = string([]rune(text))
+	}
 	var out []string
-	var cur strings.Builder
-	flush := func() {
-		s := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(cur.String()), "#>-* "))
+	flush := func(seg string) {
+		s := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(seg), "#>-* "))
 		if utf8.RuneCountInString(s) >= 4 {
 			out = append(out, s)
 		}
-		cur.Reset()
 	}
-	rs := []rune(text)
-	for i, r := range rs {
-		if r == '\n' {
-			flush()
-			continue
-		}
-		cur.WriteRune(r)
+	start := 0
+	for i, r := range text {
 		switch r {
+		case '\n':
+			flush(text[start:i])
+			start = i + 1
 		case '。', '！', '？', '；', '!', '?', ';':
-			flush()
+			end := i + utf8.RuneLen(r)
+			flush(text[start:end])
+			start = end
 		case '.':
-			if i+1 == len(rs) || rs[i+1] == ' ' || rs[i+1] == '\n' {
-				flush()
+			if i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n' {
+				flush(text[start : i+1])
+				start = i + 1
 			}
 		}
 	}
-	flush()
+	flush(text[start:])
 	return out
 }
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -116,8 +117,9 @@ func (n *Nodes) search(ctx context.Context, s *state.RAG, node, task, collection
 			t.Status = state.StatusEmpty
 		default:
 			t.Status = state.StatusOK
-			for _, h := range hits {
-				t.IDs = append(t.IDs, h.Chunk.ID)
+			t.IDs = make([]string, len(hits))
+			for i, h := range hits {
+				t.IDs[i] = h.Chunk.ID
 			}
 		}
 		if err == nil {
@@ -458,6 +460,9 @@ func (n *Nodes) Rerank(ctx context.Context, s state.RAG) (state.RAG, error) {
 		s.Warn(NodeRerank, KindOf(out.Cause), out.Cause)
 		t.Status, t.Err = state.StatusFallback, out.Cause.Error()
 	}
+	if len(out.Hits) > 0 {
+		t.IDs = make([]string, 0, len(out.Hits))
+	}
 	for _, h := range out.Hits {
 		t.IDs = append(t.IDs, h.Chunk.ID)
 	}
@@ -525,6 +530,9 @@ func (n *Nodes) Evidence(ctx context.Context, s state.RAG) (state.RAG, error) {
 	s.Docs = capChars(recordsAsEvidence(&s, pool), pl.MaxContextDocChars, pl.MaxContextChars)
 	t.Hits, t.Took = len(s.Docs), time.Since(start)
 	t.Task = fmt.Sprintf("kept %d of %d passages (relevance >= %.2f)", len(s.Docs), in, pl.MinContextScore)
+	if len(s.Docs) > 0 {
+		t.IDs = make([]string, 0, len(s.Docs))
+	}
 	for _, h := range s.Docs {
 		t.IDs = append(t.IDs, h.Chunk.ID)
 	}
@@ -595,10 +603,11 @@ func capChars(hits []retrieval.Hit, perDoc, total int) []retrieval.Hit {
 	out := make([]retrieval.Hit, 0, len(hits))
 	used := 0
 	for _, h := range hits {
-		if perDoc > 0 {
+		size := utf8.RuneCountInString(h.Chunk.Text)
+		if perDoc > 0 && size > perDoc {
 			h.Chunk.Text = truncateRunes(h.Chunk.Text, perDoc)
+			size = perDoc + 1 // the ellipsis
 		}
-		size := len([]rune(h.Chunk.Text))
 		if total > 0 && len(out) > 0 && used+size > total {
 			break
 		}
@@ -609,10 +618,10 @@ func capChars(hits []retrieval.Hit, perDoc, total int) []retrieval.Hit {
 }
 
 func truncateRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
+	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
+	r := []rune(s)
 	return string(r[:n]) + "…"
 }
 

@@ -110,6 +110,9 @@ func NewLexical(cfg LexicalConfig) *Lexical {
 // Name returns "lexical".
 func (l *Lexical) Name() string { return "lexical" }
 
+// readsOnly marks Lexical as never writing to the hits it reranks (see Safe).
+func (l *Lexical) readsOnly() {}
+
 // Rerank scores every hit and returns the best topN (topN <= 0 means all)
 // with Method "rerank" and the blended score. Ties keep the incoming order.
 // No hits give nil, nil.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -219,5 +221,35 @@ func TestLexicalConcurrent(t *testing.T) {
 	wg.Wait()
 	if _, err := l.Rerank(context.Background(), "invoice", randomHits(rand.New(rand.NewPCG(5, 6)), 5), 3); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Lexical never writes to the hits it reranks (Safe hands it the caller's
+// slice without a copy, on that promise): after reranks with every weight
+// set, cached or not, the candidates are as they were, and its answer holds
+// copies, not the candidates' slice.
+func TestLexicalLeavesItsInput(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, w := range []Weights{DefaultWeights(), {Rank: 1, Coverage: 1, Proximity: 0.5, Title: 1, RankK: 30}} {
+		for _, cache := range []int{0, -1} {
+			l := NewLexical(LexicalConfig{Weights: w, CacheChunks: cache})
+			for range 50 {
+				seen := map[string]bool{}
+				hits := slices.DeleteFunc(randomHits(r, 1+r.IntN(50)), func(h retrieval.Hit) bool {
+					dup := seen[h.Chunk.ID]
+					seen[h.Chunk.ID] = true
+					return dup // Safe refuses an answer with an ID twice
+				})
+				before := slices.Clone(hits)
+				out := Safe(context.Background(), l, randomText(r, 1+r.IntN(8)), hits, 1+r.IntN(len(hits)))
+				if out.Fallback || !reflect.DeepEqual(hits, before) {
+					t.Fatalf("weights %+v: fallback %v (%v), or the candidates changed", w, out.Fallback, out.Cause)
+				}
+				out.Hits[0].Score = -1
+				if hits[0].Score == -1 {
+					t.Fatal("the answer shares the candidates' slice")
+				}
+			}
+		}
 	}
 }

@@ -87,7 +87,12 @@ func Safe(ctx context.Context, r retrieval.Reranker, query string, hits []retrie
 	if topN <= 0 || topN > len(hits) {
 		topN = len(hits)
 	}
-	out, err := call(ctx, r, query, slices.Clone(hits), topN)
+	in := hits
+	if _, ok := r.(readOnly); !ok {
+		// Another reranker may reorder or rewrite the slice it is given.
+		in = slices.Clone(hits)
+	}
+	out, err := call(ctx, r, query, in, topN)
 	if err == nil {
 		err = validate(hits, out, topN)
 	}
@@ -96,6 +101,10 @@ func Safe(ctx context.Context, r retrieval.Reranker, query string, hits []retrie
 	}
 	return Outcome{Hits: out, Reranker: name}
 }
+
+// readOnly is implemented by this package's rerankers that never write
+// to the hits they are given, so that Safe need not copy them.
+type readOnly interface{ readsOnly() }
 
 // safeName is Name, guarded: a Name method can panic too.
 func safeName(r retrieval.Reranker) (name string) {
