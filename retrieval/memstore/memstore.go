@@ -806,10 +806,21 @@ func (s *Store) waitCompaction() {
 	defer s.compMu.Unlock()
 }
 
+// hit is the hit of record iid. Its Meta is the store's own map: the
+// search that made it hands it out only through ownMeta, under the read
+// lock.
 func (s *Store) hit(iid uint32, score float64, method retrieval.Method) retrieval.Hit {
-	c := s.recs[iid].Chunk
-	c.Meta = maps.Clone(c.Meta)
-	return retrieval.Hit{Chunk: c, Score: score, Method: method}
+	return retrieval.Hit{Chunk: s.recs[iid].Chunk, Score: score, Method: method}
+}
+
+// ownMeta gives each hit a copy of its metadata map, so that a caller may
+// change it without changing the store; it runs before the read lock is
+// released.
+func ownMeta(hits []retrieval.Hit) []retrieval.Hit {
+	for i := range hits {
+		hits[i].Chunk.Meta = maps.Clone(hits[i].Chunk.Meta)
+	}
+	return hits
 }
 
 // SearchDense returns the K chunks of the scope nearest to req.Vector by
@@ -827,7 +838,7 @@ func (s *Store) SearchDense(ctx context.Context, req retrieval.Request) ([]retri
 	if err != nil {
 		return nil, fmt.Errorf("memstore: dense search: %w", err)
 	}
-	return hits, nil
+	return ownMeta(hits), nil
 }
 
 func (s *Store) denseLocked(ctx context.Context, req *retrieval.Request, k int) ([]retrieval.Hit, error) {
@@ -884,7 +895,7 @@ func (s *Store) SearchSparse(ctx context.Context, req retrieval.Request) ([]retr
 	if err != nil {
 		return nil, fmt.Errorf("memstore: sparse search: %w", err)
 	}
-	return hits, nil
+	return ownMeta(hits), nil
 }
 
 func (s *Store) sparseLocked(ctx context.Context, req *retrieval.Request, k int) ([]retrieval.Hit, error) {
@@ -953,5 +964,7 @@ func (s *Store) SearchHybrid(ctx context.Context, req retrieval.Request) ([]retr
 	if len(fused) == 0 {
 		return nil, nil
 	}
-	return fused[:min(req.K, len(fused))], nil
+	// Only the hits returned get maps of their own: the legs' other
+	// candidates (about half of them) never leave the store.
+	return ownMeta(fused[:min(req.K, len(fused))]), nil
 }

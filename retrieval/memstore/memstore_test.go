@@ -607,11 +607,21 @@ func TestHitsDoNotAlias(t *testing.T) {
 	in := testChunks("a", 1)
 	s.Upsert(ctx, in)
 	in[0].Meta["i"] = "changed by caller"
-	hits, _ := s.SearchDense(ctx, retrieval.Request{Scope: retrieval.Scope{Tenant: "t"}, Vector: vec(8, 0), K: 1})
-	hits[0].Chunk.Meta["i"] = "changed by reader"
-	again, _ := s.SearchDense(ctx, retrieval.Request{Scope: retrieval.Scope{Tenant: "t"}, Vector: vec(8, 0), K: 1})
-	if again[0].Chunk.Meta["i"] != "0" {
-		t.Errorf("stored meta changed to %q through an alias", again[0].Chunk.Meta["i"])
+	req := retrieval.Request{Scope: retrieval.Scope{Tenant: "t"}, Vector: vec(8, 0), Text: in[0].Text, K: 1}
+	// Every kind of search hands out maps of its own: a reader's change
+	// reaches neither the store nor the other searches.
+	for _, search := range []func(context.Context, retrieval.Request) ([]retrieval.Hit, error){s.SearchDense, s.SearchSparse, s.SearchHybrid} {
+		hits, err := search(ctx, req)
+		if err != nil || len(hits) != 1 {
+			t.Fatalf("%d hits, %v", len(hits), err)
+		}
+		hits[0].Chunk.Meta["i"] = "changed by reader"
+	}
+	for _, search := range []func(context.Context, retrieval.Request) ([]retrieval.Hit, error){s.SearchDense, s.SearchSparse, s.SearchHybrid} {
+		again, _ := search(ctx, req)
+		if again[0].Chunk.Meta["i"] != "0" {
+			t.Errorf("stored meta changed to %q through an alias", again[0].Chunk.Meta["i"])
+		}
 	}
 }
 
