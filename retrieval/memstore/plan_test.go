@@ -288,3 +288,53 @@ func TestWideFilter(t *testing.T) {
 		}
 	}
 }
+
+// TestDriverAloneOrNot: the exact plan skips the per-id check only when the
+// driving list is the whole filter; whichever list drives, the answer is
+// the exact filtered one.
+func TestDriverAloneOrNot(t *testing.T) {
+	const dim = 8
+	s := mustOpen(t, Options{Dim: dim, Vector: vector.Options{Exact: true}})
+	defer s.Close()
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(9, 99))
+	var cs []retrieval.Chunk
+	for i := range 400 {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		tenant := "big"
+		if i%10 == 0 {
+			tenant = "small" // 40 chunks
+		}
+		cs = append(cs, retrieval.Chunk{ID: fmt.Sprint("c", i), Tenant: tenant, DocID: "d", Source: fmt.Sprint("s", i%3), Text: "w", Vector: v})
+	}
+	if err := s.Upsert(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tenant string
+		vals   []string
+	}{
+		{"small", []string{"s0", "s1"}},       // the condition drives, alone
+		{"small", []string{"s0", "s1", "s2"}}, // as large as the tenant: the tenant drives, the condition is checked
+		{"big", []string{"s2"}},               // the condition drives, alone
+		{"small", nil},                        // the tenant alone
+	} {
+		req := retrieval.Request{Scope: retrieval.Scope{Tenant: tc.tenant}, Vector: cs[0].Vector, K: 400}
+		if tc.vals != nil {
+			req.Filter = retrieval.Filter{Must: []retrieval.Condition{{Key: retrieval.KeySource, Values: tc.vals}}}
+		}
+		s.mu.RLock()
+		want := s.vec.SearchExact(req.Vector, req.K, naiveAccept(s, &req))
+		s.mu.RUnlock()
+		got, err := s.SearchDense(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sameHits(got, want, s, func(x vector.Scored) (uint32, float64) { return x.ID, float64(x.Score) }); err != nil {
+			t.Fatalf("tenant %s, sources %v: %v", tc.tenant, tc.vals, err)
+		}
+	}
+}
