@@ -11,8 +11,8 @@ import (
 // holding it, and once trained every slot is in exactly one list, at the
 // position where says, under its id, with codes of the list's length.
 func (ix *Index) check() error {
-	if len(ix.slot) != len(ix.ids) {
-		return fmt.Errorf("%d ids, %d map entries", len(ix.ids), len(ix.slot))
+	if ix.slot.len() != len(ix.ids) {
+		return fmt.Errorf("%d ids, %d map entries", len(ix.ids), ix.slot.len())
 	}
 	// Every block but the last holds vecBlock vectors; together they hold
 	// one per id, and no block is left empty but a first one.
@@ -29,10 +29,14 @@ func (ix *Index) check() error {
 	if floats != len(ix.ids)*ix.dim {
 		return fmt.Errorf("%d ids, %d floats", len(ix.ids), floats)
 	}
-	for id, s := range ix.slot {
-		if int(s) >= len(ix.ids) || ix.ids[s] != id {
-			return fmt.Errorf("id %d maps to slot %d", id, s)
+	var bad error
+	ix.slot.each(func(id, s uint32) {
+		if bad == nil && (int(s) >= len(ix.ids) || ix.ids[s] != id) {
+			bad = fmt.Errorf("id %d maps to slot %d", id, s)
 		}
+	})
+	if bad != nil {
+		return bad
 	}
 	if !ix.trained {
 		return nil

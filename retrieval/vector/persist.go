@@ -361,12 +361,12 @@ func ReadIndex(r io.Reader, o Options) (*Index, error) {
 	if err := ix.rebuildWhere(); err != nil {
 		return nil, fmt.Errorf("vector: read index: %w", err)
 	}
-	ix.slot = make(map[uint32]uint32, count)
+	ix.slot = slotTable{}
 	for s, id := range ix.ids {
-		if _, dup := ix.slot[id]; dup {
+		if _, dup := ix.slot.get(id); dup {
 			return nil, fmt.Errorf("vector: read index: %w: id %d stored twice", ErrCorrupt, id)
 		}
-		ix.slot[id] = uint32(s)
+		ix.slot.set(id, uint32(s))
 	}
 	return ix, nil
 }
@@ -400,17 +400,17 @@ func (ix *Index) rebuildWhere() error {
 // leaving the index unusable, when f rejects an id or maps two ids to one.
 // It costs one pass over the ids: no vector is read or re-encoded.
 func (ix *Index) Remap(f func(old uint32) (uint32, bool)) error {
-	slot := make(map[uint32]uint32, len(ix.ids))
+	var slot slotTable
 	for s, old := range ix.ids {
 		id, ok := f(old)
 		if !ok {
 			return fmt.Errorf("vector: remap: id %d has no new id", old)
 		}
-		if _, dup := slot[id]; dup {
+		if _, dup := slot.get(id); dup {
 			return fmt.Errorf("vector: remap: two ids map to %d", id)
 		}
 		ix.ids[s] = id
-		slot[id] = uint32(s)
+		slot.set(id, uint32(s))
 	}
 	ix.slot = slot
 	for _, L := range ix.lists {

@@ -239,7 +239,7 @@ type Index struct {
 	vecs [][]float32
 	sum  []float64         // Σ of the stored vectors, for their variance
 	ids  []uint32          // slot -> id
-	slot map[uint32]uint32 // id -> slot
+	slot slotTable // id -> slot
 
 	// Rotation, fixed at New.
 	perm  []int32   // pdim entries: source index, or -1 for padding
@@ -292,7 +292,6 @@ func New(dim int, o Options) *Index {
 		threshold: o.ExactThreshold,
 		listMax:   o.ListSize,
 		exact:     o.Exact,
-		slot:      make(map[uint32]uint32),
 	}
 	if ix.threshold == 0 {
 		ix.threshold = DefaultExactThreshold
@@ -364,7 +363,7 @@ func (ix *Index) Add(id uint32, v []float32) error {
 	if ix.sum == nil {
 		ix.sum = make([]float64, ix.dim)
 	}
-	s, ok := ix.slot[id]
+	s, ok := ix.slot.get(id)
 	if ok {
 		if ix.trained {
 			ix.unlink(s)
@@ -372,7 +371,7 @@ func (ix *Index) Add(id uint32, v []float32) error {
 		ix.addSum(ix.vec(s), -1)
 	} else {
 		s = uint32(len(ix.ids))
-		ix.slot[id] = s
+		ix.slot.set(id, s)
 		ix.ids = append(ix.ids, id)
 		ix.growVecs(s)
 		if ix.trained {
@@ -423,11 +422,11 @@ func (ix *Index) Grow(n int) {
 // Remove deletes the vector stored under id, if any. The last vector moves
 // into the freed slot, so storage stays dense.
 func (ix *Index) Remove(id uint32) {
-	s, ok := ix.slot[id]
+	s, ok := ix.slot.get(id)
 	if !ok {
 		return
 	}
-	delete(ix.slot, id)
+	ix.slot.del(id)
 	if ix.trained {
 		ix.unlink(s)
 	}
@@ -436,7 +435,7 @@ func (ix *Index) Remove(id uint32) {
 	if s != last {
 		moved := ix.ids[last]
 		ix.ids[s] = moved
-		ix.slot[moved] = s
+		ix.slot.set(moved, s)
 		copy(ix.vec(s), ix.vec(last))
 		if ix.trained {
 			w := ix.where[last]
@@ -486,7 +485,7 @@ func (ix *Index) unexplained() float64 {
 // returns the extended slice: Vector without an allocation per call, for
 // a caller that copies many (a snapshot of every vector).
 func (ix *Index) AppendVector(dst []float32, id uint32) ([]float32, bool) {
-	s, ok := ix.slot[id]
+	s, ok := ix.slot.get(id)
 	if !ok {
 		return dst, false
 	}
@@ -495,7 +494,7 @@ func (ix *Index) AppendVector(dst []float32, id uint32) ([]float32, bool) {
 
 // Vector returns a copy of the normalized vector stored under id.
 func (ix *Index) Vector(id uint32) ([]float32, bool) {
-	s, ok := ix.slot[id]
+	s, ok := ix.slot.get(id)
 	if !ok {
 		return nil, false
 	}
@@ -1089,7 +1088,7 @@ func (ix *Index) searchAmong(q []float32, k int, ids []uint32, how int) []Scored
 	slots := sc.cand[:0]
 	ascending := true // then no id repeats
 	for i, id := range ids {
-		if s, ok := ix.slot[id]; ok {
+		if s, ok := ix.slot.get(id); ok {
 			slots = append(slots, s)
 		}
 		if i > 0 && id <= ids[i-1] {
