@@ -237,8 +237,8 @@ type Index struct {
 	// at a million 384-d vectors copied 1.2 GB at a time as it grew,
 	// stalling a write for seconds).
 	vecs [][]float32
-	sum  []float64         // Σ of the stored vectors, for their variance
-	ids  []uint32          // slot -> id
+	sum  []float64 // Σ of the stored vectors, for their variance
+	ids  []uint32  // slot -> id
 	slot slotTable // id -> slot
 
 	// Rotation, fixed at New.
