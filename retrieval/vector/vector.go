@@ -1397,14 +1397,22 @@ func quantize(rq []float32, planes []uint64, w int) queryPlanes {
 		delta = 1
 	}
 	planes = planes[:4*w]
-	clear(planes)
-	for j, x := range rq {
-		u := uint(float32(x-lo)/delta + 0.5)
-		for b := range 4 {
-			if u>>b&1 == 1 {
-				planes[b*w+j>>6] |= 1 << (j & 63)
-			}
+	p0, p1, p2, p3 := planes[0:w:w], planes[w:2*w:2*w], planes[2*w:3*w:3*w], planes[3*w:4*w:4*w]
+	// Each word of the four planes is built in registers, without
+	// branches: an insert quantizes its vector to rank the centroids, and
+	// the bit-by-bit version was a fifth of that ranking.
+	for i := range w {
+		var b0, b1, b2, b3 uint64
+		end := min(len(rq), (i+1)*64)
+		for j := i * 64; j < end; j++ {
+			u := uint64((rq[j]-lo)/delta + 0.5)
+			bit := uint(j & 63)
+			b0 |= (u & 1) << bit
+			b1 |= (u >> 1 & 1) << bit
+			b2 |= (u >> 2 & 1) << bit
+			b3 |= (u >> 3 & 1) << bit
 		}
+		p0[i], p1[i], p2[i], p3[i] = b0, b1, b2, b3
 	}
 	return queryPlanes{p0: planes[0:w:w], p1: planes[w : 2*w : 2*w], p2: planes[2*w : 3*w : 3*w], p3: planes[3*w : 4*w : 4*w],
 		lo: lo, delta: delta, sum: sum}
