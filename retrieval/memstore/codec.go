@@ -237,18 +237,12 @@ func encodeReplace(tenant, docID string, chunks []retrieval.Chunk) []byte {
 }
 
 // decodeOp parses a log payload. It never panics on bad input.
-func decodeOp(payload []byte) (logOp, error) { return decodeOpInto(payload, nil) }
-
-// decodeOpInto is decodeOp with the chunks' vectors appended to *slab, when
-// slab is not nil, for a loader that applies the op (the indexes copy the
-// vectors) before it reuses the slab.
-func decodeOpInto(payload []byte, slab *[]float32) (logOp, error) {
+func decodeOp(payload []byte) (logOp, error) {
 	if len(payload) == 0 {
 		return logOp{}, errShort
 	}
 	src := &byteSlice{payload[1:]}
 	r := newReader(src)
-	r.slab = slab
 	o := logOp{op: payload[0]}
 	chunks := func() {
 		n := r.uvarint()

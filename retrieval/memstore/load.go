@@ -172,19 +172,7 @@ func loadFiles(ctx context.Context, dir string, s *Store, writable bool) (_ *loa
 		if s.dim == 0 && sh.dim != 0 {
 			s.setDim(sh.dim)
 		}
-		// Room for the log's chunks too, at the snapshot's bytes a chunk,
-		// so that replaying a long log after the snapshot does not copy the
-		// records over and over as they grow (at 1M chunks, hundreds of MB
-		// of garbage that the reopen's resident set kept).
-		count, bytes := sh.count, snapSize
-		if logBytes := l.size - l.hdr.len; logBytes > 0 && sh.count > 0 && snapSize > 0 {
-			// 2% over: log records frame batches, not chunks, and a
-			// little short would mean one copy of everything at the end.
-			est := uint64(logBytes / max(snapSize/int64(sh.count), 1))
-			count += est + est/50 + 256
-			bytes += logBytes
-		}
-		s.grow(count, bytes)
+		s.grow(sh.count, snapSize)
 		err := readSnapshot(ctx, snap, snapSize, sh, func(cs []retrieval.Chunk) error {
 			if err := s.checkLoaded(cs); err != nil {
 				return &snapDamage{-1, 0, err.Error()}
@@ -221,9 +209,6 @@ func loadFiles(ctx context.Context, dir string, s *Store, writable bool) (_ *loa
 
 	hasNote = hasNote && note.gen == l.hdr.gen
 	landed := hasNote && note.size == uint64(l.hdr.len) && note.seq == l.hdr.base
-	// The vectors of each record are decoded into one slab, reused once
-	// the record is applied: the indexes keep copies.
-	var slab []float32
 	end, seq, dmg, err := scanLog(ctx, l.log, l.hdr.version, l.hdr.len, l.size, l.hdr.base, func(seq uint64, payload []byte, end int64) error {
 		if seq <= skip {
 			if hasNote && uint64(end) == note.size {
@@ -232,11 +217,10 @@ func loadFiles(ctx context.Context, dir string, s *Store, writable bool) (_ *loa
 			l.tailOff = end
 			return nil
 		}
-		op, err := decodeOpInto(payload, &slab)
+		op, err := decodeOp(payload)
 		if err == nil {
 			err = s.applyOp(op)
 		}
-		slab = slab[:0]
 		if err != nil {
 			// The checksum matched, so this is not a torn write.
 			return corruptf(dir, walName, end-int64(len(payload))-recordHeaderLen(l.hdr.version), "record %d: %v", seq, err)
