@@ -31,7 +31,11 @@
 // streamable-HTTP session the host connects to MCP(). Handler is
 // stateless, so over it only the thread argument applies. A call with
 // history and no thread uses that history and no thread. On a pipeline
-// without a thread store, a thread argument is an invalid argument.
+// without a thread store, a thread argument is an invalid argument. The
+// default thread of a session Run serves is deleted from the store when
+// the session ends: its id was drawn at random, so nothing could continue
+// it (a session-id thread of an HTTP session, and every named thread,
+// stays until deleted).
 //
 // A bad argument (an empty question, k out of range, an unknown mode) is a
 // tool result with isError set, which the agent reads and can correct; it is

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -163,4 +165,73 @@ func TestThreadWithoutStore(t *testing.T) {
 	}
 	// Without a store, the session has no thread either: plain calls work.
 	askOK(t, cs, map[string]any{"question": firstQuestion})
+}
+
+// recordingStore is a thread store that remembers which threads were
+// written.
+type recordingStore struct {
+	*graph.MemoryCheckpointer
+	mu      sync.Mutex
+	threads map[string]bool
+}
+
+func (r *recordingStore) Put(ctx context.Context, cp graph.Checkpoint, head string) error {
+	r.mu.Lock()
+	r.threads[cp.Thread] = true
+	r.mu.Unlock()
+	return r.MemoryCheckpointer.Put(ctx, cp, head)
+}
+
+// A session Run serves deletes its own thread when it ends: nobody can
+// name it again, so it would only fill the store. A thread the client
+// named survives the session.
+func TestSessionThreadEndsWithSession(t *testing.T) {
+	k, _ := samplePipeline(t)
+	store := &recordingStore{MemoryCheckpointer: graph.NewMemoryCheckpointer(), threads: map[string]bool{}}
+	p, err := adaptrag.New(context.Background(), adaptrag.Deps{Docs: k.Docs, FAQ: k.FAQ, Embedder: embed.NewHashing(embed.HashingConfig{})},
+		adaptrag.Options{Threads: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcpserver.New(p, mcpserver.Config{KB: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(context.Background(), st) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	askOK(t, cs, map[string]any{"question": firstQuestion})
+	askOK(t, cs, map[string]any{"question": firstQuestion, "thread": "kept"})
+	store.mu.Lock()
+	var own, named []string
+	for th := range store.threads {
+		if strings.Contains(th, mcpserver.SessionThreadPrefix) {
+			own = append(own, th)
+		} else {
+			named = append(named, th)
+		}
+	}
+	store.mu.Unlock()
+	if len(own) != 1 || len(named) != 1 {
+		t.Fatalf("threads written: session's own %v, named %v; want one each", own, named)
+	}
+	if _, err := store.Latest(context.Background(), own[0]); err != nil {
+		t.Fatalf("the session's thread is not there while it runs: %v", err)
+	}
+	cs.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after the client left")
+	}
+	if _, err := store.Latest(context.Background(), own[0]); !errors.Is(err, graph.ErrNoCheckpoint) {
+		t.Errorf("the ended session's thread %s is still stored (err %v)", own[0], err)
+	}
+	if _, err := store.Latest(context.Background(), named[0]); err != nil {
+		t.Errorf("the named thread %s went with the session: %v", named[0], err)
+	}
 }

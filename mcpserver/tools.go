@@ -251,6 +251,9 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput)
 		return nil, api.Response{}, err
 	}
 	c := s.caller(ctx)
+	if in.Thread == "" && thread != "" {
+		s.usedSessionThread(req.Session, c.Scope)
+	}
 	res, err := s.pipe.Ask(ctx, adaptrag.Request{Question: in.Question, History: hist, Source: in.Source, Scope: c.Scope, Actor: c.Actor, Thread: thread})
 	if err != nil {
 		return nil, api.Response{}, fmt.Errorf("ask: %w", threadError(err))
