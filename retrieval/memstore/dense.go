@@ -46,60 +46,45 @@ func (s *Store) writeDense() (keySum uint32, wrote bool, err error) {
 	if d == nil || d.ro || d.broken != nil || s.denseOnDisk || s.vec == nil || s.vec.Len() == 0 {
 		return 0, false, nil
 	}
-	tmp := d.path(denseName + ".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return 0, false, err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	c := &crcWriter{w: w}
-	var b []byte
-	b = append(b, denseMagic...)
-	b = binary.LittleEndian.AppendUint64(b, d.snapGen)
-	b = binary.LittleEndian.AppendUint64(b, d.seq)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(s.recs)))
-	for i := range s.recs {
-		r := &s.recs[i]
-		if !r.live {
-			b = append(b, 0)
-		} else {
-			b = append(b, 1)
-			b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Tenant)))
-			b = append(b, r.Tenant...)
-			b = binary.LittleEndian.AppendUint32(b, uint32(len(r.ID)))
-			b = append(b, r.ID...)
+	err = d.writeAtomic(denseName, 1<<20, func(w io.Writer) error {
+		c := &crcWriter{w: w}
+		var b []byte
+		b = append(b, denseMagic...)
+		b = binary.LittleEndian.AppendUint64(b, d.snapGen)
+		b = binary.LittleEndian.AppendUint64(b, d.seq)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(s.recs)))
+		for i := range s.recs {
+			r := &s.recs[i]
+			if !r.live {
+				b = append(b, 0)
+			} else {
+				b = append(b, 1)
+				b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Tenant)))
+				b = append(b, r.Tenant...)
+				b = binary.LittleEndian.AppendUint32(b, uint32(len(r.ID)))
+				b = append(b, r.ID...)
+			}
+			if len(b) > 1<<16 {
+				c.Write(b)
+				b = b[:0]
+			}
 		}
-		if len(b) > 1<<16 {
-			c.Write(b)
-			b = b[:0]
+		c.Write(b)
+		keySum = c.sum
+		if _, err := w.Write(binary.LittleEndian.AppendUint32(nil, c.sum)); err != nil {
+			return err
 		}
-	}
-	c.Write(b)
-	_, err = w.Write(binary.LittleEndian.AppendUint32(nil, c.sum))
-	if err == nil {
-		err = c.err
-	}
-	if err == nil {
-		_, err = s.vec.WriteTo(w)
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = d.syncFile(f)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, d.path(denseName))
-	}
+		if c.err != nil {
+			return c.err
+		}
+		_, err := s.vec.WriteTo(w)
+		return err
+	})
 	if err != nil {
-		os.Remove(tmp)
 		return 0, false, err
 	}
 	s.denseOnDisk = true
-	return c.sum, true, d.syncDir()
+	return keySum, true, nil
 }
 
 // crcWriter writes through to w, keeping a CRC-32C of what it wrote and

@@ -131,12 +131,27 @@ func (d *disk) writeManifest() error {
 // writeFileAtomic writes data to name under a temporary name, syncs it and
 // renames it into place, then syncs the directory.
 func (d *disk) writeFileAtomic(name string, data []byte) error {
+	return d.writeAtomic(name, len(data), func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeAtomic is writeFileAtomic for a file that write produces, through
+// a buffer of size bytes: what is written aside is synced and renamed into
+// place, then the directory is synced; on any failure the temporary file
+// is removed and name is left as it was.
+func (d *disk) writeAtomic(name string, size int, write func(w io.Writer) error) error {
 	tmp := d.path(name + ".tmp")
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	w := bufio.NewWriterSize(f, size)
+	err = write(w)
+	if err == nil {
+		err = w.Flush()
+	}
 	if err == nil {
 		err = d.syncFile(f)
 	}

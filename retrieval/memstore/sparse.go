@@ -52,12 +52,6 @@ type sparseHead struct {
 // write lock.
 func (s *Store) writeSparse(keySum uint32) error {
 	d := s.disk
-	tmp := d.path(sparseName + ".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
 	b := make([]byte, 0, sparseHeadLen)
 	b = append(b, sparseMagic...)
 	b = binary.LittleEndian.AppendUint64(b, d.snapGen)
@@ -65,28 +59,18 @@ func (s *Store) writeSparse(keySum uint32) error {
 	b = binary.LittleEndian.AppendUint32(b, keySum)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(s.recs)))
 	b = binary.LittleEndian.AppendUint32(b, crc32Update(0, b))
-	_, err = w.Write(b)
-	if err == nil {
-		_, err = s.lex.WriteTo(w)
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = d.syncFile(f)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, d.path(sparseName))
-	}
+	err := d.writeAtomic(sparseName, 1<<20, func(w io.Writer) error {
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		_, err := s.lex.WriteTo(w)
+		return err
+	})
 	if err != nil {
-		os.Remove(tmp)
 		return err
 	}
 	s.sparseOnDisk = true
-	return d.syncDir()
+	return nil
 }
 
 // writeIndexes saves both index files at a writer's clean Close. The
