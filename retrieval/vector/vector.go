@@ -644,15 +644,7 @@ func (ix *Index) nearestWith(sc *scratch, v, rv []float32) int {
 
 // link appends slot s to list l and encodes it there.
 func (ix *Index) link(s uint32, l int, rv []float32) {
-	L := ix.lists[l]
-	pos := len(L.slots)
-	L.slots = append(L.slots, s)
-	L.ids = append(L.ids, ix.ids[s])
-	L.codes = append(L.codes, make([]uint64, ix.words)...)
-	L.factor = append(L.factor, 0)
-	L.pop = append(L.pop, 0)
-	L.fine = append(L.fine, make([]uint64, ix.fineStride())...)
-	ix.where[s] = loc{list: uint32(l), pos: uint32(pos)}
+	ix.place(s, l)
 	ix.encode(s, rv)
 }
 
