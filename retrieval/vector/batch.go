@@ -112,15 +112,12 @@ func (ix *Index) AddBatch(ids []uint32, vs [][]float32) error {
 			continue
 		}
 		L := j.list
-		pos := len(L.slots)
-		L.slots = append(L.slots, s)
-		L.ids = append(L.ids, ix.ids[s])
-		L.codes = append(L.codes, codes[i*ix.words:(i+1)*ix.words]...)
-		L.factor = append(L.factor, j.coded.factor)
-		L.pop = append(L.pop, j.coded.pop)
-		L.fine = append(L.fine, fine[i*fs:(i+1)*fs]...)
+		ix.place(s, j.l)
+		p := len(L.slots) - 1
+		copy(L.codes[p*ix.words:(p+1)*ix.words], codes[i*ix.words:(i+1)*ix.words])
+		copy(L.fine[p*fs:(p+1)*fs], fine[i*fs:(i+1)*fs])
+		L.factor[p], L.pop[p] = j.coded.factor, j.coded.pop
 		L.resid += float64(j.coded.l2)
-		ix.where[s] = loc{list: uint32(j.l), pos: uint32(pos)}
 		ix.splitLarge(j.l)
 	}
 	return nil
