@@ -1,6 +1,7 @@
 package rerank
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -151,6 +152,49 @@ func (a *analysed) flagsOf(id uint32) uint8 {
 		return a.flags[i]
 	}
 	return 0
+}
+
+// queryTerm is a query term's id and its index among the query's terms.
+type queryTerm struct {
+	id uint32
+	j  int
+}
+
+// presentTerms returns the query terms some candidate holds, by id.
+func presentTerms(qids []uint32) []queryTerm {
+	out := make([]queryTerm, 0, len(qids))
+	for j, id := range qids {
+		if id != absent {
+			out = append(out, queryTerm{id, j})
+		}
+	}
+	slices.SortFunc(out, func(a, b queryTerm) int { return cmp.Compare(a.id, b.id) })
+	return out
+}
+
+// flagsInto sets f[q.j] to where each term q of qs (sorted by id) occurs in
+// the chunk, leaving the others alone. A chunk with few terms for the
+// query's is merged with the query's terms in one pass; a longer one is
+// searched (see flagsOf).
+func (a *analysed) flagsInto(f []uint8, qs []queryTerm) {
+	if len(a.terms) > 8*len(qs) {
+		for _, q := range qs {
+			f[q.j] = a.flagsOf(q.id)
+		}
+		return
+	}
+	i := 0
+	for _, q := range qs {
+		for i < len(a.terms) && a.terms[i] < q.id {
+			i++
+		}
+		if i == len(a.terms) {
+			return
+		}
+		if a.terms[i] == q.id {
+			f[q.j] = a.flags[i]
+		}
+	}
 }
 
 // termTable interns terms as ids and holds analysed chunks by chunk ID.
@@ -308,13 +352,12 @@ func (l *Lexical) score(query string, hits []retrieval.Hit) []scoredIdx {
 	// flags[i*m+j]: where query term j occurs in hit i.
 	flags := make([]uint8, len(hits)*m)
 	df := make([]int, m)
+	present := presentTerms(qids)
 	for i, d := range docs {
 		f := flags[i*m : (i+1)*m]
-		for j, id := range qids {
-			if id == absent {
-				continue
-			}
-			if f[j] = d.flagsOf(id); f[j] != 0 {
+		d.flagsInto(f, present)
+		for j := range f {
+			if f[j] != 0 {
 				df[j]++
 			}
 		}
