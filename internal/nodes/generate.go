@@ -321,10 +321,7 @@ func extractive(tm *termMemo, question string, docs []retrieval.Hit, nums []int,
 	}
 	slices.Sort(order)
 	order = slices.Compact(order)
-	qidx := make(map[string]int, len(order))
-	for i, tok := range order {
-		qidx[tok] = i
-	}
+	qidx := newTermIndex(order)
 	w := (len(order) + 63) / 64
 	// A passage's heading path says what its sentences are about: its terms
 	// count for every sentence that matches the question by itself.
@@ -337,21 +334,22 @@ func extractive(tm *termMemo, question string, docs []retrieval.Hit, nums []int,
 	for i, h := range docs {
 		tt := titleTerms(i)
 		for _, tok := range terms(h.Chunk.Title) {
-			if j, ok := qidx[tok]; ok {
+			if j, ok := qidx.find(tok); ok {
 				tt.set(j)
 			}
 		}
 		if q := h.Chunk.Meta[retrieval.MetaQuestion]; q != "" && h.Chunk.Meta[retrieval.MetaAnswer] != "" {
 			ft := faqTerms(i)
 			for _, tok := range terms(q) {
-				if j, ok := qidx[tok]; ok {
+				if j, ok := qidx.find(tok); ok {
 					ft.set(j)
 				}
 			}
 		}
 	}
-	// Document frequency of each question term over the passages' sentences.
-	var sents []sentence
+	// Document frequency of each question term over the passages' sentences
+	// (room for a passage's usual few, so that sents rarely grows).
+	sents := make([]sentence, 0, 8*len(docs))
 	for i, h := range docs {
 		text := strings.TrimPrefix(h.Chunk.Text, h.Chunk.Title)
 		if a := strings.TrimSpace(h.Chunk.Meta[retrieval.MetaAnswer]); a != "" {
@@ -391,7 +389,7 @@ func extractive(tm *termMemo, question string, docs []retrieval.Hit, nums []int,
 	for i, st := range sents {
 		ts := toks(i)
 		for _, tok := range terms(st.text) {
-			if j, ok := qidx[tok]; ok && !ts.has(j) {
+			if j, ok := qidx.find(tok); ok && !ts.has(j) {
 				ts.set(j)
 				df[j]++
 			}
@@ -434,12 +432,17 @@ func extractive(tm *termMemo, question string, docs []retrieval.Hit, nums []int,
 		}
 	}
 	namedRowsOnly(append(recordIDs(question), recordIDs(asked)...), docs, sents)
-	best := slices.Clone(sents)
-	slices.SortStableFunc(best, func(a, b sentence) int {
-		switch {
-		case a.score > b.score:
+	// The sentences by score, as indices: a stable sort of them orders as
+	// a stable sort of the sentences themselves, without their copy.
+	best := make([]int32, len(sents))
+	for i := range best {
+		best[i] = int32(i)
+	}
+	slices.SortStableFunc(best, func(a, b int32) int {
+		switch sa, sb := sents[a].score, sents[b].score; {
+		case sa > sb:
 			return -1
-		case a.score < b.score:
+		case sa < sb:
 			return 1
 		}
 		return 0
@@ -452,7 +455,8 @@ func extractive(tm *termMemo, question string, docs []retrieval.Hit, nums []int,
 	}
 	var keep []sentence
 	perDoc := map[int]int{}
-	for _, st := range best {
+	for _, bi := range best {
+		st := sents[bi]
 		if st.score <= 0 || len(keep) == maxSent {
 			break
 		}
@@ -487,7 +491,7 @@ func extractive(tm *termMemo, question string, docs []retrieval.Hit, nums []int,
 		if st.row {
 			text = quoteRow(text, func(cell string) bool {
 				for _, tok := range terms(cell) {
-					if _, ok := qidx[tok]; ok {
+					if _, ok := qidx.find(tok); ok {
 						return true
 					}
 				}
@@ -501,6 +505,43 @@ func extractive(tm *termMemo, question string, docs []retrieval.Hit, nums []int,
 		}
 	}
 	return b.String(), cites
+}
+
+// termIndex numbers the question's terms. Most terms of a passage are not
+// the question's, so a 256-bit filter on a term's length and last two bytes
+// (the varying bytes of a CJK character) answers most lookups before the
+// map is hashed.
+type termIndex struct {
+	filter [4]uint64
+	at     map[string]int
+}
+
+func newTermIndex(order []string) termIndex {
+	x := termIndex{at: make(map[string]int, len(order))}
+	for i, tok := range order {
+		x.at[tok] = i
+		f := termFilterBit(tok)
+		x.filter[f/64] |= 1 << (f % 64)
+	}
+	return x
+}
+
+// termFilterBit is tok's bit in termIndex.filter.
+func termFilterBit(tok string) uint8 {
+	n := len(tok)
+	if n < 2 {
+		return uint8(n)
+	}
+	return uint8(n*37) ^ tok[n-2]*3 ^ tok[n-1]*11
+}
+
+// find returns tok's number among the question's terms.
+func (x *termIndex) find(tok string) (int, bool) {
+	if f := termFilterBit(tok); x.filter[f/64]&(1<<(f%64)) == 0 {
+		return 0, false
+	}
+	j, ok := x.at[tok]
+	return j, ok
 }
 
 // termBits is a set of question terms, by their number.
