@@ -492,20 +492,25 @@ func (n *Nodes) Evidence(ctx context.Context, s state.RAG) (state.RAG, error) {
 	}
 	pl := s.Plan
 	pool := s.Docs
+	// own: pool may be changed in place. s.Docs is this node's copy (see
+	// state.RAG.Clone), replaced below; the candidates and FAQ hits stay.
+	own := true
 	switch {
 	case len(pool) > 0:
 	case len(s.Candidates) > 0 && len(s.FAQ) > 0:
 		pool = fuse(firstN(s.Candidates, pl.FinalContextTopN), firstN(s.FAQ, pl.FinalContextTopN))
 	case len(s.Candidates) > 0:
-		pool = s.Candidates
+		pool, own = s.Candidates, false
 	default:
-		pool = s.FAQ
+		pool, own = s.FAQ, false
 	}
 	start := time.Now()
 	in := len(pool)
 	t := state.SubTask{Node: NodeEvidence, Kind: "evidence", Task: "relevance and size", Input: s.Question, Query: s.Query.Text, Status: state.StatusOK}
 	if n.p.Calibrator != nil && len(pool) > 0 {
-		pool = slices.Clone(pool)
+		if !own {
+			pool, own = slices.Clone(pool), true
+		}
 		err := n.p.Calibrator.Calibrate(ctx, s.Query.Text, pool)
 		if err == nil {
 			err = checkRelevance(pool)
@@ -524,7 +529,11 @@ func (n *Nodes) Evidence(ctx context.Context, s state.RAG) (state.RAG, error) {
 			pool = slices.DeleteFunc(pool, func(h retrieval.Hit) bool { return h.Relevance < pl.MinContextScore })
 		}
 	}
-	pool = firstN(preferTable(&s, pool), pl.FinalContextTopN)
+	if pool = preferTable(&s, pool); own && pl.FinalContextTopN >= 0 {
+		pool = pool[:min(len(pool), pl.FinalContextTopN)]
+	} else {
+		pool = firstN(pool, pl.FinalContextTopN)
+	}
 	// Looked-up records are exact facts the chain found: they come first
 	// and are not counted against the passage limit.
 	s.Docs = capChars(recordsAsEvidence(&s, pool), pl.MaxContextDocChars, pl.MaxContextChars)
