@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -62,6 +63,9 @@ type HashingConfig struct {
 // bit-identical vectors, across processes and platforms.
 type Hashing struct {
 	dim int
+	// scratch holds *features between calls: a feature table of a few
+	// hundred entries was most of an embedding's allocation.
+	scratch sync.Pool
 }
 
 // NewHashing returns the offline embedder configured by cfg.
@@ -88,7 +92,11 @@ func (h *Hashing) Embed(ctx context.Context, texts []string) ([][]float32, error
 	// One backing array: fewer allocations and better locality for callers
 	// that scan all vectors.
 	buf := make([]float32, len(texts)*h.dim)
-	var f features
+	f, _ := h.scratch.Get().(*features)
+	if f == nil {
+		f = new(features)
+	}
+	defer h.scratch.Put(f)
 	for i, t := range texts {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -97,7 +105,7 @@ func (h *Hashing) Embed(ctx context.Context, texts []string) ([][]float32, error
 		}
 		v := buf[i*h.dim : (i+1)*h.dim : (i+1)*h.dim]
 		f.reset()
-		extract(t, &f)
+		extract(t, f)
 		f.project(v)
 		out[i] = v
 	}
@@ -107,7 +115,8 @@ func (h *Hashing) Embed(ctx context.Context, texts []string) ([][]float32, error
 // features accumulates weighted feature hashes of one text. Counting first
 // and weighting afterwards is what makes tf sublinear.
 type features struct {
-	m map[uint64]feature // keyed by feature hash
+	m   map[uint64]feature // keyed by feature hash
+	acc []float64          // project's buckets
 }
 
 type feature struct {
@@ -116,8 +125,11 @@ type feature struct {
 }
 
 func (f *features) reset() {
-	if f.m == nil {
-		f.m = make(map[uint64]feature, 256) // a paragraph has a few hundred features
+	// A paragraph has a few hundred features. A table grown by a long text
+	// is not kept: clearing it would cost every short text after it.
+	if f.m == nil || len(f.m) > 4096 {
+		f.m = make(map[uint64]feature, 256)
+		return
 	}
 	clear(f.m)
 }
@@ -138,7 +150,11 @@ func (f *features) project(v []float32) {
 	if len(f.m) == 0 {
 		f.add(nsEmpty, "", 1)
 	}
-	acc := make([]float64, len(v))
+	if cap(f.acc) < len(v) {
+		f.acc = make([]float64, len(v))
+	}
+	acc := f.acc[:len(v)]
+	clear(acc)
 	for h, x := range f.m {
 		w := x.weight * (1 + math.Log(x.count))
 		m := mix(h)
