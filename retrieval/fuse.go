@@ -34,7 +34,13 @@ func FuseWeightedRRF(k int, weights []float64, lists ...[]Hit) []Hit {
 		list, rank int32
 	}
 	hit := func(f fused) *Hit { return &lists[f.list][f.rank] }
-	acc := make([]fused, 0, n)
+	// On the stack too for up to 256 hits (4 KB): fusion runs on every
+	// hybrid search, often twice.
+	var accBuf [256]fused
+	acc := accBuf[:0]
+	if n > len(accBuf) {
+		acc = make([]fused, 0, n)
+	}
 	// Each chunk's record in acc is found through an open-addressing table
 	// of acc indices (-1: empty) at most half full, on the stack for the
 	// usual few hundred hits: a map of IDs was a third of fusion's bytes.
