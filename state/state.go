@@ -347,11 +347,12 @@ func (s RAG) Clone() RAG {
 		}
 		s.Aggregate = &a
 	}
-	// Every node execution appends its usage and most log a sub-task or
-	// more: room for them spares each a reallocation of the copy.
+	// Every node execution appends its usage and most log a sub-task: room
+	// for one spares each a reallocation of the copy. More room, allocated by
+	// every clone, cost more than the one node logging several grows.
 	s.Usage = cloneRoom(s.Usage, 1)
 	s.Warnings = slices.Clone(s.Warnings)
-	s.SubTasks = cloneRoom(s.SubTasks, 4)
+	s.SubTasks = cloneRoom(s.SubTasks, 1)
 	cloneIDs(s.SubTasks)
 	return s
 }
