@@ -93,16 +93,28 @@ func ShapeOf(text string) Shape {
 	if at := strings.Index(lw, " how many "); at >= 0 && !hasKind(t, Date) {
 		howLong = latinDurationAfter(lw[at+len(" how many "):])
 	}
+	// Without a Latin word lw is two spaces, where no cue can occur: the
+	// Latin cues are then not looked for (nor padded).
+	latin := len(lw) > 2
 	for _, cue := range latinSums {
-		if howLong && (cue == "in total" || cue == "altogether") {
+		if !latin || howLong && (cue == "in total" || cue == "altogether") {
 			continue
 		}
 		if strings.Contains(lw, " "+cue+" ") {
 			hit(OpSum, cue)
 		}
 	}
+	// A verb joined to a quantifier the question lacks cannot be in it: the
+	// quantifiers are looked for once, not once per verb.
+	var quants [5]string
+	nq := 0
+	for _, q := range []string{"所有", "全部", "每一", "每个", "全体"} {
+		if strings.Contains(c, q) {
+			quants[nq], nq = q, nq+1
+		}
+	}
 	for _, v := range hanListVerbs {
-		for _, q := range []string{"所有", "全部", "每一", "每个", "全体"} {
+		for _, q := range quants[:nq] {
 			if strings.Contains(c, v+q) {
 				hit(OpListAll, v+q)
 			}
@@ -116,7 +128,7 @@ func ShapeOf(text string) Shape {
 		}
 	}
 	for _, cue := range latinListAll {
-		if strings.Contains(lw, " "+cue+" ") {
+		if latin && strings.Contains(lw, " "+cue+" ") {
 			hit(OpListAll, cue)
 		}
 	}
@@ -131,9 +143,9 @@ func ShapeOf(text string) Shape {
 			break
 		}
 	}
-	allEn := containsAnyWord(lw, []string{"all", "every", "across", "each", "entire", "whole"})
+	allEn := latin && containsAnyWord(lw, []string{"all", "every", "across", "each", "entire", "whole"})
 	for _, v := range latinCoverage {
-		if strings.Contains(lw, " "+v+" ") && allEn {
+		if allEn && strings.Contains(lw, " "+v+" ") {
 			s.Coverage = true
 			if s.Cue == "" {
 				s.Cue = v
