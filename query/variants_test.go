@@ -27,6 +27,24 @@ func TestVariants(t *testing.T) {
 	}
 }
 
+// TestVariantsDeduplicated checks that Variants' list starts with the text
+// and needs no further deduplication: deduplicating it behind the text
+// keeps it as it is (the expand node relies on this to skip a second pass).
+func TestVariantsDeduplicated(t *testing.T) {
+	for _, text := range []string{"P-204 电池能换货吗？", "这款 P-204 三十天内能退吗？", "对比一下差旅报销和招待报销的流程差异",
+		"How long is the warranty on the P-208?", "What is the return window for orders over $500?", "退货 退货", "P-204 P-204"} {
+		for _, n := range []int{1, 2, 3, 4} {
+			v := query.Variants(text, n)
+			if len(v) == 0 || v[0] != text {
+				t.Fatalf("Variants(%q, %d) = %q: does not start with the text", text, n, v)
+			}
+			if again := query.Dedupe(append([]string{text}, v...)); !reflect.DeepEqual(again, v) {
+				t.Errorf("Variants(%q, %d) = %q, deduplicated behind the text %q", text, n, v, again)
+			}
+		}
+	}
+}
+
 func TestDedupe(t *testing.T) {
 	tests := []struct {
 		in, want []string

@@ -67,9 +67,13 @@ func (n *Nodes) variants(ctx context.Context, s *state.RAG) []string {
 		}
 	}
 	if vs == nil {
+		// Offline variants start with the query and are deduplicated
+		// already: deduplicating them again behind the query would keep
+		// the same list.
 		vs = query.Variants(s.Query.Text, max)
+	} else {
+		vs = query.Dedupe(append([]string{s.Query.Text}, vs...))
 	}
-	vs = query.Dedupe(append([]string{s.Query.Text}, vs...))
 	var out []string
 	for _, v := range vs {
 		if v != s.Query.Text {
