@@ -538,7 +538,10 @@ func (n *Nodes) Evidence(ctx context.Context, s state.RAG) (state.RAG, error) {
 	// and are not counted against the passage limit.
 	s.Docs = capChars(recordsAsEvidence(&s, pool), pl.MaxContextDocChars, pl.MaxContextChars)
 	t.Hits, t.Took = len(s.Docs), time.Since(start)
-	t.Task = fmt.Sprintf("kept %d of %d passages (relevance >= %.2f)", len(s.Docs), in, pl.MinContextScore)
+	// As fmt's "kept %d of %d passages (relevance >= %.2f)", without its
+	// formatting machinery on every run.
+	t.Task = "kept " + strconv.Itoa(len(s.Docs)) + " of " + strconv.Itoa(in) + " passages (relevance >= " +
+		strconv.FormatFloat(pl.MinContextScore, 'f', 2, 64) + ")"
 	if len(s.Docs) > 0 {
 		t.IDs = make([]string, 0, len(s.Docs))
 	}
