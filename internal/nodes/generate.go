@@ -367,7 +367,7 @@ func extractive(tm *termMemo, question string, docs []retrieval.Hit, nums []int,
 			}
 			continue
 		}
-		for j, st := range splitSentences(dropTableHeaders(text)) {
+		for j, st := range tm.sentences(text) {
 			if strings.HasSuffix(st, "？") || strings.HasSuffix(st, "?") || strings.Contains(st, " > ") {
 				continue
 			}
@@ -498,7 +498,11 @@ func extractive(tm *termMemo, question string, docs []retrieval.Hit, nums []int,
 				return false
 			})
 		}
-		fmt.Fprintf(&b, "%s%s [%d]", sep, text, num(st.doc))
+		b.WriteString(sep)
+		b.WriteString(text)
+		b.WriteString(" [")
+		b.WriteString(strconv.Itoa(num(st.doc)))
+		b.WriteByte(']')
 		if !cited[st.doc] {
 			cited[st.doc] = true
 			cites = append(cites, state.CitationOf(num(st.doc), docs[st.doc]))

@@ -7,7 +7,8 @@ import (
 )
 
 // defaultTermMemo is how many passage texts (sentences, titles) a termMemo
-// keeps the terms of: a few megabytes at most.
+// keeps the terms of, and how many passages it keeps the sentences of: a
+// few megabytes at most.
 const defaultTermMemo = 4096
 
 // maxMemoText is the longest text (bytes) whose terms are kept; a longer
@@ -18,17 +19,42 @@ const maxMemoText = 2048
 // analysed, stemmed) and remembers those of the passage texts it has seen:
 // every question that retrieves a passage scores the same sentences again,
 // and analysing them was most of the extractive answer's cost. It holds at
-// most max texts, starting afresh when full (0: it keeps none). It is safe
-// for concurrent use.
+// most max texts, starting afresh when full (0: it keeps none); so does
+// its memory of how passages split into sentences. It is safe for
+// concurrent use.
 type termMemo struct {
-	an  analysis.Analyzer
-	max int
-	mu  sync.Mutex
-	m   map[string][]string
+	an    analysis.Analyzer
+	max   int
+	mu    sync.Mutex
+	m     map[string][]string
+	sents map[string][]string // passage text -> its sentences
 }
 
 func newTermMemo(an analysis.Analyzer, max int) *termMemo {
-	return &termMemo{an: an, max: max, m: map[string][]string{}}
+	return &termMemo{an: an, max: max, m: map[string][]string{}, sents: map[string][]string{}}
+}
+
+// sentences returns splitSentences(dropTableHeaders(text)), remembered as
+// terms are: the same passages are split question after question. The
+// slice is shared: callers must not modify it.
+func (tm *termMemo) sentences(text string) []string {
+	if tm.max <= 0 || len(text) > maxMemoText {
+		return splitSentences(dropTableHeaders(text))
+	}
+	tm.mu.Lock()
+	ss, ok := tm.sents[text]
+	tm.mu.Unlock()
+	if ok {
+		return ss
+	}
+	ss = splitSentences(dropTableHeaders(text))
+	tm.mu.Lock()
+	if len(tm.sents) >= tm.max {
+		tm.sents = make(map[string][]string, tm.max)
+	}
+	tm.sents[text] = ss
+	tm.mu.Unlock()
+	return ss
 }
 
 // fresh analyses text without the memo (a question, seen once).

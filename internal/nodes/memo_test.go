@@ -29,16 +29,21 @@ func TestTermMemo(t *testing.T) {
 						t.Errorf("goroutine %d round %d: terms(%q) = %q, want %q", g, round, text, got, want)
 						return
 					}
+					passage := text + "。| a | b |\n|---|---|\n" + text + "!"
+					if got, want := tm.sentences(passage), splitSentences(dropTableHeaders(passage)); !slices.Equal(got, want) {
+						t.Errorf("goroutine %d round %d: sentences(%q) = %q, want %q", g, round, passage, got, want)
+						return
+					}
 				}
 			}
 		})
 	}
 	wg.Wait()
 	tm.mu.Lock()
-	n := len(tm.m)
+	n, np := len(tm.m), len(tm.sents)
 	tm.mu.Unlock()
-	if n > 8 {
-		t.Errorf("memo holds %d texts, bound 8", n)
+	if n > 8 || np > 8 {
+		t.Errorf("memo holds the terms of %d texts and the sentences of %d passages, bound 8", n, np)
 	}
 	if got := tm.fresh("Expenses of 1,200 yuan"); !slices.Contains(got, stem("expense")) || !slices.Contains(got, "1200") {
 		t.Errorf("fresh terms %q: want stemmed words and joined thousands", got)
