@@ -173,9 +173,9 @@ func presentTerms(qids []uint32) []queryTerm {
 }
 
 // flagsInto sets f[q.j] to where each term q of qs (sorted by id) occurs in
-// the chunk, leaving the others alone. A chunk with few terms for the
-// query's is merged with the query's terms in one pass; a longer one is
-// searched (see flagsOf).
+// the chunk, leaving the others alone. A chunk with up to eight times as
+// many terms as qs is merged with qs in one pass; a longer one is searched
+// term by term (see flagsOf).
 func (a *analysed) flagsInto(f []uint8, qs []queryTerm) {
 	if len(a.terms) > 8*len(qs) {
 		for _, q := range qs {
