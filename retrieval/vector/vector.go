@@ -181,6 +181,11 @@ const (
 	DefaultListSize = 1024
 	// DefaultProbe scales the vectors a search scans, Probe·sqrt(k·N).
 	DefaultProbe = 5
+	// DefaultResidentLimit is ReadIndexAt's Options.ResidentLimit when
+	// zero: 65,536 vectors (96 MiB of float32 at 384 dimensions). An
+	// index that small keeps exact scores, and a large one saves three
+	// quarters of its vectors' memory.
+	DefaultResidentLimit = 1 << 16
 	// DefaultSeed seeds the rotation when Options.Seed is zero.
 	DefaultSeed = 0x5eed
 )
@@ -211,6 +216,22 @@ type Options struct {
 	Seed uint64
 	// Exact disables approximate search altogether (no codes are built).
 	Exact bool
+	// ResidentLimit is the number of vectors up to which ReadIndexAt
+	// reads every vector into memory; past it, the float32 originals stay
+	// in the file and searches score int8 copies. 0 means
+	// DefaultResidentLimit; a negative value keeps every vector in memory.
+	ResidentLimit int
+}
+
+// residentLimit returns the effective ResidentLimit.
+func (o Options) residentLimit() int {
+	switch {
+	case o.ResidentLimit == 0:
+		return DefaultResidentLimit
+	case o.ResidentLimit < 0:
+		return math.MaxInt
+	}
+	return o.ResidentLimit
 }
 
 // Scored is a search result: a vector's id and its cosine with the query.
@@ -239,6 +260,11 @@ type Index struct {
 	// at a million 384-d vectors copied 1.2 GB at a time as it grew,
 	// stalling a write for seconds).
 	vecs [][]float32
+	// sp, when ReadIndexAt left the vectors of slots [0, nsp) in the file,
+	// holds their int8 copies (spill.go); vecs then holds slots nsp on.
+	sp   *spill
+	nsp  uint32
+	wbuf []float32 // dim scratch for writes; writes are serialized
 	sum  []float64 // Σ of the stored vectors, for their variance
 	ids  []uint32  // slot -> id
 	slot slotTable // id -> slot
@@ -370,7 +396,7 @@ func (ix *Index) Add(id uint32, v []float32) error {
 		if ix.trained {
 			ix.unlink(s)
 		}
-		ix.addSum(ix.vec(s), -1)
+		ix.addSum(ix.view(s, ix.scratchW()), -1)
 	} else {
 		s = uint32(len(ix.ids))
 		ix.slot.set(id, s)
@@ -380,11 +406,7 @@ func (ix *Index) Add(id uint32, v []float32) error {
 			ix.where = append(ix.where, loc{})
 		}
 	}
-	dst := ix.vec(s)
-	inv := 1 / norm
-	for i, x := range v {
-		dst[i] = float32(float64(x) * inv)
-	}
+	dst := ix.store(s, v, 1/norm)
 	ix.addSum(dst, 1)
 	if ix.trained {
 		rv := ix.assign.rotated(ix, dst)
@@ -412,7 +434,7 @@ func (ix *Index) Grow(n int) {
 		if len(b0) == 0 {
 			b0 = [][]float32{nil}
 		}
-		b0[0] = slices.Grow(b0[0], min(len(ix.ids)+n, vecBlock)*ix.dim-len(b0[0]))
+		b0[0] = slices.Grow(b0[0], min(max(len(ix.ids)-int(ix.nsp), 0)+n, vecBlock)*ix.dim-len(b0[0]))
 		ix.vecs = b0
 	}
 	ix.ids = slices.Grow(ix.ids, n)
@@ -432,13 +454,13 @@ func (ix *Index) Remove(id uint32) {
 	if ix.trained {
 		ix.unlink(s)
 	}
-	ix.addSum(ix.vec(s), -1)
+	ix.addSum(ix.view(s, ix.scratchW()), -1)
 	last := uint32(len(ix.ids) - 1)
 	if s != last {
 		moved := ix.ids[last]
 		ix.ids[s] = moved
 		ix.slot.set(moved, s)
-		copy(ix.vec(s), ix.vec(last))
+		ix.moveVec(s, last)
 		if ix.trained {
 			w := ix.where[last]
 			ix.where[s] = w
@@ -446,10 +468,14 @@ func (ix *Index) Remove(id uint32) {
 		}
 	}
 	ix.ids = ix.ids[:last]
-	lb := len(ix.vecs) - 1
-	if ix.vecs[lb] = ix.vecs[lb][:len(ix.vecs[lb])-ix.dim]; len(ix.vecs[lb]) == 0 && lb > 0 {
-		ix.vecs[lb] = nil
-		ix.vecs = ix.vecs[:lb]
+	if last < ix.nsp {
+		delete(ix.sp.over, last)
+	} else {
+		lb := len(ix.vecs) - 1
+		if ix.vecs[lb] = ix.vecs[lb][:len(ix.vecs[lb])-ix.dim]; len(ix.vecs[lb]) == 0 && lb > 0 {
+			ix.vecs[lb] = nil
+			ix.vecs = ix.vecs[:lb]
+		}
 	}
 	if ix.trained {
 		ix.where = ix.where[:last]
@@ -483,29 +509,99 @@ func (ix *Index) unexplained() float64 {
 	return 0
 }
 
-// AppendVector appends the normalized vector stored under id to dst and
-// returns the extended slice: Vector without an allocation per call, for
-// a caller that copies many (a snapshot of every vector).
+// ReadVector appends the normalized vector stored under id to dst and
+// returns the extended slice, and whether id is stored: Vector without an
+// allocation per call, for a caller that copies many (a snapshot of every
+// vector). A vector that ReadIndexAt left in its file is read from there;
+// an error reading it, or a checksum that does not match (ErrCorrupt), is
+// returned with dst unchanged.
+func (ix *Index) ReadVector(dst []float32, id uint32) ([]float32, bool, error) {
+	s, ok := ix.slot.get(id)
+	if !ok {
+		return dst, false, nil
+	}
+	if s < ix.nsp {
+		v, err := ix.sp.original(dst, s)
+		return v, err == nil, err
+	}
+	return append(dst, ix.vec(s)...), true, nil
+}
+
+// AppendVector is ReadVector without the error: false when id is not
+// stored or its vector cannot be read.
 func (ix *Index) AppendVector(dst []float32, id uint32) ([]float32, bool) {
-	s, ok := ix.slot.get(id)
-	if !ok {
-		return dst, false
-	}
-	return append(dst, ix.vec(s)...), true
+	v, ok, err := ix.ReadVector(dst, id)
+	return v, ok && err == nil
 }
 
-// Vector returns a copy of the normalized vector stored under id.
+// Vector returns a copy of the normalized vector stored under id (see
+// ReadVector).
 func (ix *Index) Vector(id uint32) ([]float32, bool) {
-	s, ok := ix.slot.get(id)
-	if !ok {
-		return nil, false
-	}
-	return slices.Clone(ix.vec(s)), true
+	return ix.AppendVector(nil, id)
 }
 
+// vec returns the vector of slot s, which must be in memory (s >= nsp).
 func (ix *Index) vec(s uint32) []float32 {
-	b, o := ix.vecs[s/vecBlock], int(s%vecBlock)*ix.dim
+	r := s - ix.nsp
+	b, o := ix.vecs[r/vecBlock], int(r%vecBlock)*ix.dim
 	return b[o : o+ix.dim : o+ix.dim]
+}
+
+// view returns the vector of slot s, or for a slot left on disk its int8
+// copy scaled back into buf: for the work where that rounding does not
+// matter (lists, codes, sums).
+func (ix *Index) view(s uint32, buf []float32) []float32 {
+	if s < ix.nsp {
+		return ix.sp.approx(s, buf)
+	}
+	return ix.vec(s)
+}
+
+// score is the inner product of the normalized query with slot s: exact,
+// or from the int8 copy of a slot left on disk.
+func (ix *Index) score(q []float32, s uint32) float32 {
+	if s < ix.nsp {
+		return dot8(q, ix.sp.code(s)) * ix.sp.scale[s]
+	}
+	return dot(q, ix.vec(s))
+}
+
+// store writes v scaled by inv as the vector of slot s and returns the
+// stored copy.
+func (ix *Index) store(s uint32, v []float32, inv float64) []float32 {
+	var dst []float32
+	if s < ix.nsp {
+		dst = make([]float32, ix.dim)
+	} else {
+		dst = ix.vec(s)
+	}
+	for i, x := range v {
+		dst[i] = float32(float64(x) * inv)
+	}
+	if s < ix.nsp {
+		ix.sp.set(s, dst)
+	}
+	return dst
+}
+
+// moveVec copies the vector of slot from into slot to < from.
+func (ix *Index) moveVec(to, from uint32) {
+	switch {
+	case to >= ix.nsp:
+		copy(ix.vec(to), ix.vec(from))
+	case from < ix.nsp:
+		ix.sp.move(to, from)
+	default:
+		ix.sp.set(to, slices.Clone(ix.vec(from)))
+	}
+}
+
+// scratchW returns the writers' dim scratch buffer.
+func (ix *Index) scratchW() []float32 {
+	if len(ix.wbuf) != ix.dim {
+		ix.wbuf = make([]float32, ix.dim)
+	}
+	return ix.wbuf
 }
 
 // vecBlock is the number of vectors in a block of Index.vecs (6 MiB at 384
@@ -516,7 +612,10 @@ const vecBlock = 4096
 // new block allocated whole. The first block grows as a slice does, so
 // that a small index holds no more than it needs.
 func (ix *Index) growVecs(s uint32) {
-	b := int(s / vecBlock)
+	if s < ix.nsp {
+		return // a slot of the spill, freed and taken again
+	}
+	b := int((s - ix.nsp) / vecBlock)
 	if b == len(ix.vecs) {
 		var blk []float32
 		if b > 0 {
@@ -532,8 +631,9 @@ func (ix *Index) growVecs(s uint32) {
 func (ix *Index) train() {
 	n := len(ix.ids)
 	mean := make([]float64, ix.dim)
+	buf := make([]float32, ix.dim)
 	for s := range n {
-		for i, x := range ix.vec(uint32(s)) {
+		for i, x := range ix.view(uint32(s), buf) {
 			mean[i] += float64(x)
 		}
 	}
@@ -654,7 +754,7 @@ func (ix *Index) unlink(s uint32) {
 	w := ix.where[s]
 	L := ix.lists[w.list]
 	var r float64
-	for j, x := range ix.vec(s) {
+	for j, x := range ix.view(s, ix.scratchW()) {
 		d := float64(x - L.centroid[j])
 		r += d * d
 	}
@@ -729,11 +829,12 @@ func (ix *Index) encodeMembers(slots []uint32) {
 	fs := ix.fineStride()
 	run := func(from, step int) {
 		buf := make([]float32, ix.pdim)
+		vbuf := make([]float32, ix.dim)
 		for i := from; i < len(slots); i += step {
 			s := slots[i]
 			w := ix.where[s]
 			L, p := ix.lists[w.list], int(w.pos)
-			ix.rotate(buf, ix.vec(s), nil)
+			ix.rotate(buf, ix.view(s, vbuf), nil)
 			c := encodeResidual(buf, buf, L.rc, L.codes[p*ix.words:(p+1)*ix.words], L.fine[p*fs:(p+1)*fs])
 			L.pop[p], L.factor[p], l2[i] = c.pop, c.factor, c.l2
 		}
@@ -757,17 +858,18 @@ func (ix *Index) encodeMembers(slots []uint32) {
 // cannot separate (duplicates) are split in halves, so that a split always
 // makes progress.
 func (ix *Index) twoMeans(members []uint32, side []bool, centroid []float32) (c1, c2 []float32) {
+	fbuf := make([]float32, ix.dim)
 	far := func(from []float32) uint32 {
 		best, bs := float32(math.Inf(1)), members[0]
 		for _, s := range members {
-			if d := dot(from, ix.vec(s)); d < best {
+			if d := dot(from, ix.view(s, fbuf)); d < best {
 				best, bs = d, s
 			}
 		}
 		return bs
 	}
-	a := far(centroid)
-	c1, c2 = slices.Clone(ix.vec(a)), slices.Clone(ix.vec(far(ix.vec(a))))
+	c1 = slices.Clone(ix.view(far(centroid), fbuf))
+	c2 = slices.Clone(ix.view(far(c1), fbuf))
 	// Each iteration assigns and sums the two halves of the members on two
 	// goroutines (a split is a fifth of an insert's cost), each into sums
 	// of its own, added in a fixed order: the result does not depend on
@@ -775,18 +877,19 @@ func (ix *Index) twoMeans(members []uint32, side []bool, centroid []float32) (c1
 	type part struct {
 		sum1, sum2 []float64
 		n1, n2     int
+		buf        []float32
 	}
 	half := len(members) / 2
 	parts := [2]part{}
 	for p := range parts {
-		parts[p] = part{sum1: make([]float64, ix.dim), sum2: make([]float64, ix.dim)}
+		parts[p] = part{sum1: make([]float64, ix.dim), sum2: make([]float64, ix.dim), buf: make([]float32, ix.dim)}
 	}
 	assign := func(p *part, lo, hi int, h1, h2 float32) {
 		clear(p.sum1)
 		clear(p.sum2)
 		p.n1, p.n2 = 0, 0
 		for i := lo; i < hi; i++ {
-			v := ix.vec(members[i])
+			v := ix.view(members[i], p.buf)
 			side[i] = dot(v, c2)-h2 > dot(v, c1)-h1
 			sum, n := p.sum1, &p.n1
 			if side[i] {
@@ -835,7 +938,7 @@ func (ix *Index) twoMeans(members []uint32, side []bool, centroid []float32) (c1
 			if side[i] {
 				sum = sum2
 			}
-			for j, x := range ix.vec(s) {
+			for j, x := range ix.view(s, fbuf) {
 				sum[j] += float64(x)
 			}
 		}
@@ -861,7 +964,7 @@ func (ix *Index) encode(s uint32, rv []float32) {
 	w := ix.where[s]
 	L := ix.lists[w.list]
 	if rv == nil {
-		ix.rotate(ix.encBuf, ix.vec(s), nil)
+		ix.rotate(ix.encBuf, ix.view(s, ix.scratchW()), nil)
 		rv = ix.encBuf
 	}
 	p := int(w.pos)
@@ -1104,7 +1207,7 @@ func (ix *Index) searchAmong(q []float32, k int, ids []uint32, how int) []Scored
 	sc.cand = slots
 	h := topK{items: sc.top[:0], k: k}
 	for _, s := range slots {
-		h.push(Scored{ID: ix.ids[s], Score: dot(qn, ix.vec(s))})
+		h.push(Scored{ID: ix.ids[s], Score: ix.score(qn, s)})
 	}
 	sc.top = h.items
 	return h.sorted()
@@ -1171,7 +1274,7 @@ func (ix *Index) exactScan(sc *scratch, q []float32, k int, accept func(uint32) 
 		if accept != nil && !accept(id) {
 			continue
 		}
-		h.push(Scored{ID: id, Score: dot(q, ix.vec(uint32(s)))})
+		h.push(Scored{ID: id, Score: ix.score(q, uint32(s))})
 	}
 	sc.top = h.items
 	return h.sorted()
@@ -1368,7 +1471,7 @@ func (ix *Index) refine(sc *scratch, q []float32, qp *queryPlanes, qc []float32,
 	// vectors in ascending memory order.
 	h := topK{items: sc.top[:0], k: k}
 	for _, s := range slots {
-		h.push(Scored{ID: ix.ids[s], Score: dot(q, ix.vec(s))})
+		h.push(Scored{ID: ix.ids[s], Score: ix.score(q, s)})
 	}
 	sc.top = h.items
 	return h.sorted()
