@@ -561,9 +561,9 @@ func (ix *Index) view(s uint32, buf []float32) []float32 {
 // or from the int8 copy of a slot left on disk.
 func (ix *Index) score(q []float32, s uint32) float32 {
 	if s < ix.nsp {
-		return dot8(q, ix.sp.code(s)) * ix.sp.scale[s]
+		return dot8Q(q, ix.sp.code(s)) * ix.sp.scale[s]
 	}
-	return dot(q, ix.vec(s))
+	return dotQ(q, ix.vec(s))
 }
 
 // store writes v scaled by inv as the vector of slot s and returns the
@@ -1259,7 +1259,7 @@ func (ix *Index) amongCoded(sc *scratch, q []float32, k int, slots []uint32) []S
 	for i, a := range ent {
 		L, p := ix.lists[a.list], int(a.pos)
 		if !done[a.list] {
-			qc[a.list], done[a.list] = dot(q, L.centroid), true
+			qc[a.list], done[a.list] = dotQ(q, L.centroid), true
 		}
 		lo, hi := qp.scan(L.codes[p*w:(p+1)*w], L.factor[p:p+1], L.pop[p:p+1], qc[a.list], est[i:i+1])
 		emin, emax = min(emin, lo), max(emax, hi)
@@ -1301,7 +1301,7 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 	qc := slices.Grow(sc.qc[:0], nl)[:nl]
 	order := slices.Grow(sc.order[:0], nl)[:nl]
 	for l, L := range ix.lists {
-		qc[l] = dot(q, L.centroid)
+		qc[l] = dotQ(q, L.centroid)
 		order[l] = listKey{key: qc[l] - L.half, l: uint32(l)}
 	}
 	slices.SortFunc(order, func(a, b listKey) int {

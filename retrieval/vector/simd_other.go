@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package vector
+
+// dotQ is dot: the AVX2 kernel is for amd64 only.
+func dotQ(a, b []float32) float32 { return dot(a, b) }
+
+// dot8Q is dot8: the AVX2 kernel is for amd64 only.
+func dot8Q(q []float32, c []int8) float32 { return dot8(q, c) }
