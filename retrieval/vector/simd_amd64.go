@@ -7,6 +7,25 @@ import "golang.org/x/sys/cpu"
 // of the Go loops, which the compiler does not vectorize.
 var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
+// hasPopcnt512 selects the AVX-512 popcount kernel of the 1-bit scan of
+// 384-dimensional codes (six words each).
+var hasPopcnt512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VPOPCNTDQ
+
+//go:noescape
+func popcounts6AVX512(codes, planes *uint64, n int, out *uint32)
+
+// popcounts6 writes, for each six-word code, its weighted popcount against
+// the four planes (24 words) to out, and reports whether it could (false:
+// no AVX-512 here, the caller computes them).
+func popcounts6(codes, planes []uint64, out []uint32) bool {
+	if !hasPopcnt512 || len(out) == 0 {
+		return false
+	}
+	codes, planes = codes[:6*len(out)], planes[:24]
+	popcounts6AVX512(&codes[0], &planes[0], len(out), &out[0])
+	return true
+}
+
 //go:noescape
 func dotAVX2(a, b *float32, n int) float32
 

@@ -161,6 +161,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/adaptrag/adaptrag/retrieval"
 )
@@ -1510,7 +1511,7 @@ func quantize(rq []float32, planes []uint64, w int) queryPlanes {
 		p0[i], p1[i], p2[i], p3[i] = b0, b1, b2, b3
 	}
 	return queryPlanes{p0: planes[0:w:w], p1: planes[w : 2*w : 2*w], p2: planes[2*w : 3*w : 3*w], p3: planes[3*w : 4*w : 4*w],
-		lo: lo, delta: delta, sum: sum}
+		all: planes, lo: lo, delta: delta, sum: sum}
 }
 
 // queryPlanes is a query quantized to 4 bits as bit planes, with what it
@@ -1518,6 +1519,7 @@ func quantize(rq []float32, planes []uint64, w int) queryPlanes {
 // Σ_{j in mask} q_j ≈ lo·|mask| + delta·Σ_b 2^b·popcount(mask & p_b).
 type queryPlanes struct {
 	p0, p1, p2, p3 []uint64
+	all            []uint64 // the four planes, one after another
 	lo, delta, sum float32
 }
 
@@ -1565,6 +1567,22 @@ func (qp *queryPlanes) scan6(codes []uint64, factor []float32, pop []uint16, add
 	factor, pop = factor[:len(est)], pop[:len(est)]
 	codes = codes[:6*len(est)]
 	emin, emax = float32(math.Inf(1)), float32(math.Inf(-1))
+	// The popcounts by AVX-512, into est's own memory (a count is read
+	// before its estimate overwrites it).
+	if len(est) > 0 && len(qp.all) >= 24 && popcounts6(codes, qp.all, unsafe.Slice((*uint32)(unsafe.Pointer(&est[0])), len(est))) {
+		counts := unsafe.Slice((*uint32)(unsafe.Pointer(&est[0])), len(est))
+		for s, a := range counts {
+			e := factor[s]*(lo2*float32(pop[s])+delta2*float32(a)-sum) + add
+			est[s] = e
+			if e < emin {
+				emin = e
+			}
+			if e > emax {
+				emax = e
+			}
+		}
+		return emin, emax
+	}
 	for s := range est {
 		c := (*[6]uint64)(codes[s*6 : s*6+6])
 		a := bits.OnesCount64(c[0]&p0[0]) + bits.OnesCount64(c[1]&p0[1]) + bits.OnesCount64(c[2]&p0[2]) +
