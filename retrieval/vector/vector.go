@@ -167,7 +167,8 @@
 //
 // # Concurrency
 //
-// Search, SearchExact, SearchAmong, Vector and WriteTo may be called from
+// Search, SearchExact, SearchAmong, Vector, AppendVector, ReadVector and
+// WriteTo may be called from
 // many goroutines at once, but not while Add or Remove runs: the caller
 // serializes writes against reads (memstore holds an RWMutex).
 package vector
