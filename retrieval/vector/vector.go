@@ -168,9 +168,9 @@
 // # Concurrency
 //
 // Search, SearchExact, SearchAmong, Vector, AppendVector, ReadVector and
-// WriteTo may be called from
-// many goroutines at once, but not while Add or Remove runs: the caller
-// serializes writes against reads (memstore holds an RWMutex).
+// WriteTo may be called from many goroutines at once, but not while Add or
+// Remove runs: the caller serializes writes against reads (memstore holds
+// an RWMutex).
 package vector
 
 import (
