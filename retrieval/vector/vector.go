@@ -1162,7 +1162,8 @@ func (sc *scratch) normalize(q []float32) ([]float32, bool) {
 }
 
 // SearchExact is Search by a flat exact scan, whatever the index size: the
-// ground truth for recall measurements.
+// ground truth for recall measurements (of the int8 copies, for the
+// vectors an index read by ReadIndexAt left on disk).
 func (ix *Index) SearchExact(q []float32, k int, accept func(id uint32) bool) []Scored {
 	if k <= 0 || len(ix.ids) == 0 || len(q) != ix.dim {
 		return nil
