@@ -2,9 +2,12 @@ package vector
 
 import "golang.org/x/sys/cpu"
 
-// hasAVX2 selects the AVX2 kernels for the inner products a search
-// computes (simd_amd64.s): eight products per instruction against the one
-// of the Go loops, which the compiler does not vectorize.
+// hasAVX selects the AVX kernel of dot (simd_amd64.s), which computes
+// the Go loop's exact operations four lanes at a time.
+var hasAVX = cpu.X86.HasAVX
+
+// hasAVX2 selects the AVX2 kernel of dot8 (FMA, eight products an
+// instruction; the compiler does not vectorize the Go loops).
 var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // hasPopcnt512 selects the AVX-512 popcount kernel of the 1-bit scan of
@@ -27,19 +30,23 @@ func popcounts6(codes, planes []uint64, out []uint32) bool {
 }
 
 //go:noescape
-func dotAVX2(a, b *float32, n int) float32
+func dot4AVX(a, b *float32, n int, acc *[4]float32)
 
 //go:noescape
 func dot8AVX2(q *float32, c *int8, n int) float32
 
-// dotQ is dot for the scoring of a search: by AVX2 when the machine has it.
-// Its sums run in another order, so the last bits may differ from dot's.
-func dotQ(a, b []float32) float32 {
-	if !hasAVX2 || len(a) == 0 {
-		return dot(a, b)
-	}
+// dot is the inner product of a and b[:len(a)], unrolled by eight with four
+// accumulators so that the adds do not wait on one another; the AVX
+// kernel, where the machine has it, gives the same bits.
+func dot(a, b []float32) float32 {
 	b = b[:len(a)]
-	return dotAVX2(&a[0], &b[0], len(a))
+	var s [4]float32
+	i := 0
+	if hasAVX && len(a) >= 8 {
+		i = len(a) &^ 7
+		dot4AVX(&a[0], &b[0], i, &s)
+	}
+	return dotTail(a, b, i, s)
 }
 
 // dot8Q is dot8 by AVX2 when the machine has it.

@@ -1,65 +1,34 @@
 #include "textflag.h"
 
-// func dotAVX2(a, b *float32, n int) float32
-// The inner product of n floats, eight at a time with FMA, four
-// accumulators; the tail one at a time.
-TEXT ·dotAVX2(SB), NOSPLIT, $0-28
+// func dot4AVX(a, b *float32, n int, acc *[4]float32)
+// The four partial sums of dot (vector.go) over the first n floats, n a
+// multiple of 8, with the Go loop's exact operations: the products of
+// eight, rounded; lane i plus lane i+4, rounded; added to accumulator i,
+// rounded. IEEE addition commutes, so the result is bit for bit the Go
+// loop's (which the compiler does not fuse into FMA on amd64).
+TEXT ·dot4AVX(SB), NOSPLIT, $0-32
 	MOVQ a+0(FP), SI
 	MOVQ b+8(FP), DI
 	MOVQ n+16(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	MOVQ acc+24(FP), DX
+	VXORPS X0, X0, X0
 
-loop32:
-	CMPQ CX, $32
-	JL   loop8
-	VMOVUPS 0(SI), Y4
-	VMOVUPS 32(SI), Y5
-	VMOVUPS 64(SI), Y6
-	VMOVUPS 96(SI), Y7
-	VFMADD231PS 0(DI), Y4, Y0
-	VFMADD231PS 32(DI), Y5, Y1
-	VFMADD231PS 64(DI), Y6, Y2
-	VFMADD231PS 96(DI), Y7, Y3
-	ADDQ $128, SI
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  loop32
-
-loop8:
+loop:
 	CMPQ CX, $8
-	JL   reduce
-	VMOVUPS 0(SI), Y4
-	VFMADD231PS 0(DI), Y4, Y0
+	JL   done
+	VMOVUPS 0(SI), Y1
+	VMULPS 0(DI), Y1, Y1
+	VEXTRACTF128 $1, Y1, X2
+	VADDPS X2, X1, X1
+	VADDPS X1, X0, X0
 	ADDQ $32, SI
 	ADDQ $32, DI
 	SUBQ $8, CX
-	JMP  loop8
-
-reduce:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
-
-tail:
-	CMPQ CX, $0
-	JE   done
-	VMOVSS (SI), X1
-	VFMADD231SS (DI), X1, X0
-	ADDQ $4, SI
-	ADDQ $4, DI
-	DECQ CX
-	JMP  tail
+	JMP  loop
 
 done:
+	VMOVUPS X0, (DX)
 	VZEROUPPER
-	MOVSS X0, ret+24(FP)
 	RET
 
 // func dot8AVX2(q *float32, c *int8, n int) float32

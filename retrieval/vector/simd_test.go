@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// The search kernels agree with the Go loops to rounding, at every length
-// (the vector loops, their tails, none), for float32 and int8 operands.
+// The kernels agree with the Go loops at every length (the vector loops,
+// their tails, none): dot bit for bit, dot8 to rounding.
 func TestSearchKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(61, 62))
 	for n := range 100 {
@@ -28,8 +28,11 @@ func TestSearchKernels(t *testing.T) {
 			mag += math.Abs(float64(a[i]) * float64(b[i]))
 			mag8 += math.Abs(float64(a[i]) * float64(c[i]))
 		}
-		if got := float64(dotQ(a, b)); math.Abs(got-ref) > 1e-5*(mag+1) {
-			t.Fatalf("n %d: dotQ %v, want %v", n, got, ref)
+		if got, want := dot(a, b), dotTail(a, b, 0, [4]float32{}); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("n %d: dot %v, the Go loop %v", n, got, want)
+		}
+		if got := float64(dot(a, b)); math.Abs(got-ref) > 1e-5*(mag+1) {
+			t.Fatalf("n %d: dot %v, want %v", n, got, ref)
 		}
 		if got := float64(dot8Q(a, c)); math.Abs(got-ref8) > 1e-5*(mag8+1) {
 			t.Fatalf("n %d: dot8Q %v, want %v", n, got, ref8)

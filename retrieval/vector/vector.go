@@ -585,7 +585,7 @@ func (ix *Index) score(q []float32, s uint32) float32 {
 	if s < ix.nsp {
 		return dot8Q(q, ix.sp.code(s)) * ix.sp.scale[s]
 	}
-	return dotQ(q, ix.vec(s))
+	return dot(q, ix.vec(s))
 }
 
 // store writes v scaled by inv as the vector of slot s and returns the
@@ -1282,7 +1282,7 @@ func (ix *Index) amongCoded(sc *scratch, q []float32, k int, slots []uint32) []S
 	for i, a := range ent {
 		L, p := ix.lists[a.list], int(a.pos)
 		if !done[a.list] {
-			qc[a.list], done[a.list] = dotQ(q, L.centroid), true
+			qc[a.list], done[a.list] = dot(q, L.centroid), true
 		}
 		lo, hi := qp.scan(L.codes[p*w:(p+1)*w], L.factor[p:p+1], L.pop[p:p+1], qc[a.list], est[i:i+1])
 		emin, emax = min(emin, lo), max(emax, hi)
@@ -1324,7 +1324,7 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 	qc := slices.Grow(sc.qc[:0], nl)[:nl]
 	order := slices.Grow(sc.order[:0], nl)[:nl]
 	for l, L := range ix.lists {
-		qc[l] = dotQ(q, L.centroid)
+		qc[l] = dot(q, L.centroid)
 		order[l] = listKey{key: qc[l] - L.half, l: uint32(l)}
 	}
 	slices.SortFunc(order, func(a, b listKey) int {
@@ -1750,12 +1750,11 @@ func siftDown[T any](items []T, less func(a, b T) bool) {
 	}
 }
 
-// dot is the inner product of a and b[:len(a)], unrolled by eight with four
-// accumulators so that the adds do not wait on one another.
-func dot(a, b []float32) float32 {
+// dotTail is dot from element i on, with the four accumulators s of the
+// elements before i: the Go loop, and the tail of the kernel's.
+func dotTail(a, b []float32, i int, s [4]float32) float32 {
 	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
+	s0, s1, s2, s3 := s[0], s[1], s[2], s[3]
 	for ; i+8 <= len(a); i += 8 {
 		aa, bb := a[i:i+8:i+8], b[i:i+8:i+8]
 		s0 += aa[0]*bb[0] + aa[4]*bb[4]
