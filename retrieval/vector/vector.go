@@ -33,11 +33,11 @@
 //     copies, for an index left on disk: see Memory), read in memory
 //     order, and the best k are returned.
 //
-// On amd64 the inner products of a search run as AVX2 kernels and the
-// 1-bit scan of 384-dimensional codes as AVX-512 popcounts where the
-// machine has them (simd_amd64.s; the Go loops elsewhere, and for every
-// build step, so that an index does not depend on the machine that built
-// it).
+// On amd64, where the machine has them, the float32 inner products run as
+// an AVX kernel that performs the Go loop's own operations (same bits, so
+// an index does not depend on the machine that built it), the int8 ones
+// as AVX2 FMA, and the 1-bit scan of 384-dimensional codes as AVX-512
+// popcounts (simd_amd64.s).
 //
 // # Filters
 //
