@@ -118,6 +118,7 @@ type denseFile struct {
 	iids []uint32
 	r    *bufio.Reader
 	f    *os.File
+	head int64 // length of the head: the vector index starts there
 	// The vector index, read in the background while the store loads
 	// (readVectors): done is closed once vec or vecErr is set.
 	done   chan struct{}
@@ -130,16 +131,21 @@ func (df *denseFile) readVectors(o vector.Options) {
 	df.done = make(chan struct{})
 	go func() {
 		defer close(df.done)
-		df.vec, df.vecErr = vector.ReadIndex(df.r, o)
+		// Read in place, a large index leaves its float32 vectors in the
+		// file (vector.ReadIndexAt): the store then keeps the file open.
+		df.vec, df.vecErr = vector.ReadIndexAt(df.f, df.head, o)
 	}()
 }
 
-// close waits for the background read, if any, and closes the file.
+// close waits for the background read, if any, and closes the file
+// unless the store adopted an index that reads from it.
 func (df *denseFile) close() {
 	if df.done != nil {
 		<-df.done
 	}
-	df.f.Close()
+	if df.f != nil {
+		df.f.Close()
+	}
 }
 
 // noIID marks a writer's internal id that has no chunk in the load.
@@ -167,6 +173,7 @@ func (df *denseFile) readHead() error {
 		if _, err := io.ReadFull(df.r, b); err != nil {
 			return nil, err
 		}
+		df.head += int64(n)
 		sum = crc32Update(sum, b)
 		return b, nil
 	}
@@ -221,6 +228,7 @@ func (df *denseFile) readHead() error {
 	if binary.LittleEndian.Uint32(want[:]) != sum {
 		return fmt.Errorf("%w: key table checksum", errDenseStale)
 	}
+	df.head += int64(len(want))
 	df.keySum = sum
 	return nil
 }
@@ -269,7 +277,37 @@ func (s *Store) adoptDense(df *denseFile, tag denseTag) error {
 		return fmt.Errorf("%w: %w", errDenseStale, err)
 	}
 	s.vec = ix
+	if !ix.Resident() {
+		s.vecFile, df.f = df.f, nil
+	}
 	return nil
+}
+
+// vectorDamage turns an error reading a vector that the dense index left
+// in its file into a *CorruptError naming that file, and removes the file
+// (when it is still in place) so that the next open builds the index from
+// the records, which hold every vector: the store loses nothing, but its
+// compactions fail until it is opened again. Other errors pass unchanged.
+func (s *Store) vectorDamage(err error) error {
+	if !errors.Is(err, vector.ErrCorrupt) || s.disk == nil {
+		return err
+	}
+	if s.denseOnDisk {
+		if rerr := os.Remove(s.disk.path(denseName)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, rerr)
+		}
+		s.denseOnDisk = false
+	}
+	return corruptf(s.disk.dir, denseName, -1, "%v; the next open builds the dense index from the records", err)
+}
+
+// releaseVec closes the file that the dense index reads its vectors from,
+// once nothing uses that index.
+func (s *Store) releaseVec() {
+	if s.vecFile != nil {
+		s.vecFile.Close()
+		s.vecFile = nil
+	}
 }
 
 // loadDir loads dir into s (see loadFiles), adopting the dense index file

@@ -2,13 +2,16 @@ package memstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/adaptrag/adaptrag/retrieval"
+	"github.com/adaptrag/adaptrag/retrieval/vector"
 )
 
 // denseChunks returns n chunks over three tenants and a few documents,
@@ -251,4 +254,179 @@ func TestDenseIndexStaleOrDamagedIsIgnored(t *testing.T) {
 	}
 	put(append(append([]byte(nil), good...), 1, 2, 3))
 	check("trailing bytes", false)
+}
+
+// A large dense index (past Options.Vector.ResidentLimit) is adopted with
+// its float32 vectors left in dense.idx: the store holds exactly what a
+// store with every vector in memory holds, through writes, a compaction
+// (which reads the vectors back from the file, by then removed from the
+// directory), Close and another open.
+func TestDenseIndexLeftOnDisk(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 8))
+	dir := t.TempDir()
+	s, err := Open(ctx, Options{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Upsert(ctx, denseChunks(rng, 3000, 32, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteDocument(ctx, retrieval.Scope{Tenant: "t0"}, "d4"); err != nil {
+		t.Fatal(err)
+	}
+	want := dump(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	spilled := Options{Dir: dir, NoSync: true, Vector: vector.Options{ResidentLimit: 100}}
+	resident := Options{Dir: copyDir(t, dir), NoSync: true, Vector: vector.Options{ResidentLimit: -1}}
+	ro := spilled
+	ro.ReadOnly = true
+	r, err := Open(ctx, ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.denseOnDisk || r.vec.Resident() || r.vecFile == nil {
+		t.Fatalf("read-only open: adopted %v, resident %v", r.denseOnDisk, r.vec.Resident())
+	}
+	if dump(r) != want {
+		t.Fatal("read-only, the vectors read back from dense.idx differ from the stored ones")
+	}
+	r.Close()
+
+	a, err := Open(ctx, spilled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(ctx, resident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.vec.Resident() || !b.vec.Resident() {
+		t.Fatalf("resident: spilled store %v, resident store %v", a.vec.Resident(), b.vec.Resident())
+	}
+	more := denseChunks(rng, 400, 32, 1) // ids c0..c399: replacements
+	repl := denseChunks(rng, 5, 32, 2)
+	for i := range repl {
+		repl[i].ID, repl[i].Tenant, repl[i].DocID = fmt.Sprintf("d9-new%d", i), "t0", "d9"
+	}
+	for _, st := range []*Store{a, b} {
+		if err := st.Upsert(ctx, more); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.DeleteDocument(ctx, retrieval.Scope{Tenant: "t1"}, "d7"); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.ReplaceDocument(ctx, retrieval.Scope{Tenant: "t0"}, "d9", repl); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Compact(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if dump(a) != dump(b) {
+		t.Fatal("after writes and a compaction, the store with vectors on disk differs from the one with them in memory")
+	}
+	q := denseChunks(rng, 10, 32, 3)
+	for _, c := range q {
+		req := retrieval.Request{Vector: c.Vector, K: 10, Scope: retrieval.Scope{Tenant: "t2"}}
+		x, err := a.SearchDense(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := b.SearchDense(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if common(ids(x), ids(y)) < 8 {
+			t.Fatalf("int8 scores found %v, exact ones %v", ids(x), ids(y))
+		}
+	}
+	want = dump(b)
+	for _, st := range []*Store{a, b} {
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range []Options{spilled, resident} {
+		st, err := Open(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dump(st) != want {
+			t.Fatalf("reopened %s: differs", o.Dir)
+		}
+		st.Close()
+	}
+}
+
+// A damaged vector in the part of dense.idx that an open does not read is
+// found by the compaction that needs it: a *CorruptError naming dense.idx,
+// nothing lost, and the next open builds the index from the records.
+func TestDenseIndexLeftOnDiskDamaged(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(9, 10))
+	dir := t.TempDir()
+	s, err := Open(ctx, Options{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Upsert(ctx, denseChunks(rng, 3000, 32, 0)); err != nil {
+		t.Fatal(err)
+	}
+	want := dump(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, denseName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The float32 vectors fill the file's middle: 3000 of 32 floats.
+	b[len(b)/2] ^= 0x08
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Dir: dir, NoSync: true, Vector: vector.Options{ResidentLimit: 100}}
+	s, err = Open(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.vec.Resident() {
+		t.Fatal("the dense index was read into memory")
+	}
+	err = s.Compact(ctx)
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.File != denseName || !errors.Is(err, retrieval.ErrCorrupt) {
+		t.Fatalf("compaction over a damaged vector: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Fatal("the damaged dense.idx is still there")
+	}
+	s, err = Open(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if dump(s) != want {
+		t.Fatal("the store rebuilt from its records differs from the one written")
+	}
+	if err := s.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func common(a, b []string) int {
+	n := 0
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			n++
+		}
+	}
+	return n
 }

@@ -340,6 +340,9 @@ type cowState struct {
 	limit  uint32 // ids below it existed when the compaction began
 	cursor uint32 // ids below it are written
 	saved  map[uint32]preimage
+	// err is the first vector preserve could not read (from a dense index
+	// left on disk): the snapshot would lack it, so the compaction fails.
+	err error
 }
 
 // preimage is a record as it was when the compaction began.
@@ -363,7 +366,10 @@ func (s *Store) preserve(iid uint32) {
 	p := preimage{live: r.live}
 	if r.live {
 		p.chunk = r.Chunk
-		p.vec, _ = s.vec.Vector(iid)
+		var err error
+		if p.vec, _, err = s.vec.ReadVector(nil, iid); err != nil && c.err == nil {
+			c.err = fmt.Errorf("vector of chunk %q: %w", r.ID, err)
+		}
 	}
 	c.saved[iid] = p
 }
@@ -412,6 +418,12 @@ func (d *disk) compact(ctx context.Context, s *Store) (err error) {
 		s.mu.Unlock()
 	}()
 	size, err := writeSnapshot(ctx, tmpSnap, gen, seq, dim, count, s, cut, d.sync)
+	s.mu.Lock()
+	if err == nil {
+		err = cut.err // every record is written: no preserve runs now
+	}
+	err = s.vectorDamage(err)
+	s.mu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -533,8 +545,19 @@ func writeSnapshot(ctx context.Context, path string, gen, seq uint64, dim int, c
 				c = r.Chunk
 				// appendChunk copies it, so one buffer serves every chunk
 				// (a copy each was 1.5 GB of garbage a compaction at 1M).
-				var ok bool
-				if vbuf, ok = s.vec.AppendVector(vbuf[:0], uint32(iid)); ok {
+				// A vector the dense index left in its file is read from
+				// there, checked.
+				var (
+					ok   bool
+					verr error
+				)
+				if vbuf, ok, verr = s.vec.ReadVector(vbuf[:0], uint32(iid)); verr != nil {
+					if cut != nil {
+						s.mu.RUnlock()
+					}
+					return 0, fmt.Errorf("vector of chunk %q: %w", c.ID, verr)
+				}
+				if ok {
 					c.Vector = vbuf
 				}
 			}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/adaptrag/adaptrag/retrieval"
+	"github.com/adaptrag/adaptrag/retrieval/vector"
 )
 
 // The kill test re-executes the test binary as a child that writes batches
@@ -60,6 +61,10 @@ func killRounds(t *testing.T) int {
 	return n
 }
 
+// killVector leaves the vectors of a reopened store in dense.idx, so that
+// the writes and compactions the kills land in read them from there.
+var killVector = vector.Options{ResidentLimit: 64}
+
 func batchChunks(n int) []retrieval.Chunk {
 	cs := make([]retrieval.Chunk, killBatch)
 	for j := range cs {
@@ -77,7 +82,7 @@ func batchChunks(n int) []retrieval.Chunk {
 // killChild writes batches start, start+1, ... until it is killed. A small
 // CompactBytes makes compactions happen often, so kills land in them too.
 func killChild(dir string, start int) {
-	s, err := Open(context.Background(), Options{Dir: dir, CompactBytes: 64 << 10})
+	s, err := Open(context.Background(), Options{Dir: dir, CompactBytes: 64 << 10, Vector: killVector})
 	if err != nil {
 		fmt.Println("error", err)
 		return
@@ -153,7 +158,7 @@ func TestKill(t *testing.T) {
 		// there; whole either way. Later rounds continue after it.
 		next++
 
-		s, err := Open(context.Background(), Options{Dir: dir})
+		s, err := Open(context.Background(), Options{Dir: dir, Vector: killVector})
 		if err != nil {
 			t.Fatalf("round %d: reopen after kill: %v", round, err)
 		}
@@ -188,9 +193,12 @@ func TestKill(t *testing.T) {
 		}
 		// Close saved the index files; an open adopts them and must hold
 		// the same vectors.
-		s, err = Open(context.Background(), Options{Dir: dir})
+		s, err = Open(context.Background(), Options{Dir: dir, Vector: killVector})
 		if err != nil {
 			t.Fatalf("round %d: reopen after close: %v", round, err)
+		}
+		if s.vec.Len() > killVector.ResidentLimit && s.vec.Resident() {
+			t.Fatalf("round %d: %d vectors, all read into memory", round, s.vec.Len())
 		}
 		checkKillVectors(t, s, fmt.Sprintf("round %d, reopened", round))
 		checkLexicon(t, s, fmt.Sprintf("round %d, reopened", round))

@@ -102,6 +102,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -219,6 +220,9 @@ type Store struct {
 	// (sparse.go).
 	skipSparse   bool
 	sparseOnDisk bool
+	// vecFile is the dense index file that vec reads the float32 vectors
+	// it left on disk from (vector.ReadIndexAt); nil when vec holds them.
+	vecFile *os.File
 }
 
 var (
@@ -262,6 +266,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		s.disk, err = openWriter(ctx, o.Dir, s, !o.NoSync)
 	}
 	if err != nil {
+		if s != nil {
+			s.releaseVec()
+		}
 		return nil, fmt.Errorf("memstore: open %s: %w", o.Dir, err)
 	}
 	// The dimension comes from the stored data; Options.Dim must agree.
@@ -269,6 +276,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		if s.dim == 0 {
 			s.setDim(o.Dim)
 		} else if s.dim != o.Dim {
+			s.releaseVec()
 			s.disk.closeFiles()
 			return nil, fmt.Errorf("memstore: open %s: %w: the store holds %d-dimensional vectors, options say %d", o.Dir, retrieval.ErrDimension, s.dim, o.Dim)
 		}
@@ -294,6 +302,7 @@ func newStore(o Options) *Store {
 func (s *Store) resetState() {
 	fresh := newStore(s.opts)
 	fresh.bgCancel()
+	s.releaseVec()
 	s.dim, s.vec, s.lex, s.recs, s.tenantOf = 0, nil, fresh.lex, nil, nil
 	s.tenants, s.free, s.byKey = fresh.tenants, nil, fresh.byKey
 	s.byTenant, s.bySource, s.byDoc, s.nLive = fresh.byTenant, fresh.bySource, fresh.byDoc, 0
@@ -335,6 +344,7 @@ func (s *Store) Close() error {
 		// The index files save the next open their rebuild; failing to
 		// save them loses nothing (that open builds them).
 		s.writeIndexes()
+		s.releaseVec()
 		if err := s.disk.close(); err != nil {
 			return fmt.Errorf("memstore: close: %w", err)
 		}

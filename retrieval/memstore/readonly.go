@@ -34,6 +34,9 @@ func loadReader(ctx context.Context, o Options) (*Store, error) {
 		if l != nil && l.log != nil {
 			l.log.Close()
 		}
+		if err != nil || l.none || l.stale && attempt < readAttempts {
+			s.releaseVec()
+		}
 		if err == nil {
 			if l.none {
 				return nil, ErrNoStore
@@ -192,13 +195,18 @@ func (s *Store) reload(ctx context.Context) error {
 		return err
 	}
 	if s.opts.Dim > 0 && n.dim != 0 && n.dim != s.opts.Dim {
+		n.releaseVec()
 		return fmt.Errorf("the store now holds %d-dimensional vectors, options say %d", n.dim, s.opts.Dim)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
+		n.releaseVec()
 		return ErrClosed
 	}
+	// Searches hold the read lock: the old index is no longer in use.
+	s.releaseVec()
+	s.vecFile = n.vecFile
 	if n.dim == 0 && s.opts.Dim > 0 {
 		n.setDim(s.opts.Dim)
 	}

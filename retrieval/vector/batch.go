@@ -53,7 +53,7 @@ func (ix *Index) AddBatch(ids []uint32, vs [][]float32) error {
 		s, ok := ix.slot.get(id)
 		if ok {
 			ix.unlink(s)
-			ix.addSum(ix.vec(s), -1)
+			ix.addSum(ix.view(s, ix.scratchW()), -1)
 		} else {
 			s = uint32(len(ix.ids))
 			ix.slot.set(id, s)
@@ -61,12 +61,8 @@ func (ix *Index) AddBatch(ids []uint32, vs [][]float32) error {
 			ix.growVecs(s)
 			ix.where = append(ix.where, loc{})
 		}
-		dst := ix.vec(s)
 		v := vs[i]
-		inv := 1 / math.Sqrt(float64(dot(v, v)))
-		for j, x := range v {
-			dst[j] = float32(float64(x) * inv)
-		}
+		dst := ix.store(s, v, 1/math.Sqrt(float64(dot(v, v))))
 		ix.addSum(dst, 1)
 		slots[i] = s
 	}
@@ -88,8 +84,9 @@ func (ix *Index) AddBatch(ids []uint32, vs [][]float32) error {
 			sc := ix.getScratch()
 			defer ix.pool.Put(sc)
 			buf := make([]float32, ix.pdim)
+			vbuf := make([]float32, ix.dim)
 			for i := w; i < len(ids); i += workers {
-				v := ix.vec(slots[i])
+				v := ix.view(slots[i], vbuf)
 				ix.rotate(sc.rot, v, nil)
 				l := ix.nearestWith(sc, v, sc.rot)
 				L := ix.lists[l]
@@ -105,8 +102,9 @@ func (ix *Index) AddBatch(ids []uint32, vs [][]float32) error {
 		j := &jobs[i]
 		if ix.lists[j.l] != j.list {
 			// Split since: assign again against the lists as they are now.
-			rv := ix.assign.rotated(ix, ix.vec(s))
-			l := ix.nearest(ix.vec(s), rv)
+			v := ix.view(s, ix.scratchW())
+			rv := ix.assign.rotated(ix, v)
+			l := ix.nearest(v, rv)
 			ix.link(s, l, rv)
 			ix.splitLarge(l)
 			continue

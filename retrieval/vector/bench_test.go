@@ -239,3 +239,52 @@ func BenchmarkSearchAmong(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOnDisk: one op = one top-50 query, as BenchmarkDense, on the
+// clustered index of N vectors as ReadIndexAt leaves it when it holds more
+// than its resident limit (float32 vectors in the file, int8 copies
+// scored) beside the same index read whole (resident). recall@50 is
+// against exact search; heap-B/vector is the index's live heap.
+func BenchmarkOnDisk(b *testing.B) {
+	n := 100_000
+	d := benchOf(true, n)
+	truth := d.exact()
+	var buf bytes.Buffer
+	if _, err := d.index().WriteTo(&buf); err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []struct {
+		name  string
+		limit int
+	}{{"resident", -1}, {"on-disk", 1}} {
+		b.Run(fmt.Sprintf("clustered/N=%d/%s", n, mode.name), func(b *testing.B) {
+			var ix *Index
+			heap := workload.HeapMB(func() {
+				var err error
+				if ix, err = ReadIndexAt(bytes.NewReader(buf.Bytes()), 0, Options{ResidentLimit: mode.limit}); err != nil {
+					b.Fatal(err)
+				}
+			})
+			if ix.Resident() != (mode.limit < 0) {
+				b.Fatalf("resident %v", ix.Resident())
+			}
+			got := make([][]Scored, len(d.w.Queries))
+			cpu0 := workload.CPUTime()
+			q := 0
+			for b.Loop() {
+				got[q] = ix.Search(d.w.Queries[q], workload.TopK, nil)
+				if q++; q == len(d.w.Queries) {
+					q = 0
+				}
+			}
+			b.ReportMetric(float64(workload.CPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			for i := range got {
+				if got[i] == nil {
+					got[i] = ix.Search(d.w.Queries[i], workload.TopK, nil)
+				}
+			}
+			b.ReportMetric(recallAt(got, truth), "recall@50")
+			b.ReportMetric(heap*(1<<20)/float64(n), "heap-B/vector")
+		})
+	}
+}

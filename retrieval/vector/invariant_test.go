@@ -26,8 +26,15 @@ func (ix *Index) check() error {
 		}
 		floats += len(blk)
 	}
-	if floats != len(ix.ids)*ix.dim {
-		return fmt.Errorf("%d ids, %d floats", len(ix.ids), floats)
+	if want := max(len(ix.ids)-int(ix.nsp), 0) * ix.dim; floats != want {
+		return fmt.Errorf("%d ids (%d on disk), %d floats", len(ix.ids), ix.nsp, floats)
+	}
+	if ix.sp != nil {
+		for s := range ix.sp.over {
+			if s >= ix.nsp || int(s) >= len(ix.ids) {
+				return fmt.Errorf("an original is kept for slot %d, past the %d slots on disk or the %d in use", s, ix.nsp, len(ix.ids))
+			}
+		}
 	}
 	var bad error
 	ix.slot.each(func(id, s uint32) {

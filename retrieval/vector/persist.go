@@ -20,10 +20,15 @@ var ErrCorrupt = errors.New("vector: corrupt index file")
 // File format (little endian): the 8-byte magic, a header of fixed-size
 // fields followed by the CRC-32C of the magic and header (checked before
 // anything is allocated from the header's counts), then the sections of
-// the index as raw arrays, then the CRC-32C of every byte before it.
+// the index as raw arrays, then the CRC-32C of every byte before it except
+// the float32 vectors. Those (version 2) are followed by a CRC-32C of each
+// vector and by their int8 copies and scales, so that ReadIndexAt can skip
+// them and still check each one it later reads. Version 1, without them,
+// had the vectors under the file's checksum; it is still read.
 const (
 	fileMagic   = "ADRGVEC\x00"
-	fileVersion = 1
+	fileVersion = 2
+	fileV1      = 1
 	// Sanity bounds, so that a damaged header that passes its checksum by
 	// chance still cannot ask for absurd allocations.
 	maxFileDim = 1 << 16
@@ -45,13 +50,17 @@ type fileWriter struct {
 	n   int64
 	err error
 	buf [8]byte
+	// raw, while set, keeps what is written out of the checksum.
+	raw bool
 }
 
 func (fw *fileWriter) write(p []byte) {
 	if fw.err != nil {
 		return
 	}
-	fw.crc.Write(p)
+	if !fw.raw {
+		fw.crc.Write(p)
+	}
 	m, err := fw.w.Write(p)
 	fw.n += int64(m)
 	fw.err = err
@@ -68,7 +77,7 @@ func (fw *fileWriter) u64(x uint64) {
 }
 
 // array writes the elements of a slice of fixed-size numbers.
-func writeArray[T uint16 | uint32 | uint64 | float32](fw *fileWriter, a []T) {
+func writeArray[T int8 | uint16 | uint32 | uint64 | float32](fw *fileWriter, a []T) {
 	if len(a) == 0 {
 		return
 	}
@@ -87,8 +96,10 @@ func writeArray[T uint16 | uint32 | uint64 | float32](fw *fileWriter, a []T) {
 	}
 }
 
-func appendLE[T uint16 | uint32 | uint64 | float32](b []byte, x T) []byte {
+func appendLE[T int8 | uint16 | uint32 | uint64 | float32](b []byte, x T) []byte {
 	switch v := any(x).(type) {
+	case int8:
+		return append(b, byte(v))
 	case uint16:
 		return binary.LittleEndian.AppendUint16(b, v)
 	case uint32:
@@ -103,10 +114,14 @@ func appendLE[T uint16 | uint32 | uint64 | float32](b []byte, x T) []byte {
 // fileReader reads what fileWriter wrote, through the same checksum. Its
 // first error sticks; every later read is a no-op.
 type fileReader struct {
-	r   io.Reader
+	r   *bufio.Reader
 	crc hash.Hash32
 	err error
 	buf [8]byte
+	raw bool  // as fileWriter's
+	pos int64 // bytes consumed
+	// sr, when reading from a file section, lets skip seek.
+	sr *io.SectionReader
 }
 
 func (fr *fileReader) read(p []byte) {
@@ -120,7 +135,32 @@ func (fr *fileReader) read(p []byte) {
 		fr.err = err
 		return
 	}
-	fr.crc.Write(p)
+	fr.pos += int64(len(p))
+	if !fr.raw {
+		fr.crc.Write(p)
+	}
+}
+
+// skip passes over n bytes that stay out of the checksum: by a seek when
+// reading a file section, else by reading them.
+func (fr *fileReader) skip(n int64) {
+	if fr.err != nil {
+		return
+	}
+	if fr.sr == nil {
+		m, err := io.CopyN(io.Discard, fr.r, n)
+		fr.pos += m
+		if err != nil {
+			fr.fail("truncated: %v", err)
+		}
+		return
+	}
+	fr.pos += n
+	if _, err := fr.sr.Seek(fr.pos, io.SeekStart); err != nil {
+		fr.err = err
+		return
+	}
+	fr.r.Reset(fr.sr)
 }
 
 func (fr *fileReader) u32() uint32 {
@@ -157,6 +197,7 @@ func (fr *fileReader) checksum(what string) {
 		fr.err = fmt.Errorf("%w: truncated %s checksum: %w", ErrCorrupt, what, err)
 		return
 	}
+	fr.pos += 4
 	fr.crc.Write(b[:])
 	if got := binary.LittleEndian.Uint32(b[:]); got != sum {
 		fr.err = fmt.Errorf("%w: %s checksum %#08x, computed %#08x", ErrCorrupt, what, got, sum)
@@ -166,7 +207,7 @@ func (fr *fileReader) checksum(what string) {
 // readArray reads n elements into a new slice of exactly n. The counts
 // come from a header whose checksum has been verified, so a damaged file
 // cannot ask for more than its writer stored.
-func readArray[T uint16 | uint32 | uint64 | float32](fr *fileReader, n int) []T {
+func readArray[T int8 | uint16 | uint32 | uint64 | float32](fr *fileReader, n int) []T {
 	if fr.err != nil || n == 0 {
 		return nil
 	}
@@ -191,9 +232,11 @@ func readArray[T uint16 | uint32 | uint64 | float32](fr *fileReader, n int) []T 
 	return out
 }
 
-func fromLE[T uint16 | uint32 | uint64 | float32](b []byte) T {
+func fromLE[T int8 | uint16 | uint32 | uint64 | float32](b []byte) T {
 	var x T
 	switch p := any(&x).(type) {
+	case *int8:
+		*p = int8(b[0])
 	case *uint16:
 		*p = binary.LittleEndian.Uint16(b)
 	case *uint32:
@@ -212,7 +255,9 @@ func newFileWriter(w io.Writer) *fileWriter {
 }
 
 func newFileReader(r io.Reader) *fileReader {
-	return &fileReader{r: bufio.NewReaderSize(r, 1<<20), crc: crc32.New(castagnoli)}
+	fr := &fileReader{r: bufio.NewReaderSize(r, 1<<20), crc: crc32.New(castagnoli)}
+	fr.sr, _ = r.(*io.SectionReader)
+	return fr
 }
 
 const (
@@ -245,8 +290,8 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	fw.u32(fw.crc.Sum32())
 
 	writeArray(fw, ix.ids)
-	for _, blk := range ix.vecs { // one flat array on disk
-		writeArray(fw, blk)
+	if err := ix.writeVectors(fw); err != nil {
+		return fw.n, fmt.Errorf("vector: write index: %w", err)
 	}
 	if len(ix.ids) > 0 {
 		sum := make([]uint64, ix.dim)
@@ -275,20 +320,44 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	return fw.n, nil
 }
 
-// ReadIndex reads an index written by WriteTo. The dimension, seed,
-// threshold and exactness come from the file; o supplies the search-time
-// settings (Oversample, Rerank). Damage of any kind (bad magic, version or
-// checksum, truncation, inconsistent contents) returns an error matching
-// ErrCorrupt; other read errors are returned wrapped.
+// ReadIndex reads an index written by WriteTo, every vector into memory.
+// The dimension, seed, threshold and exactness come from the file; o
+// supplies the search-time settings (Oversample, Rerank). Damage of any
+// kind (bad magic, version or checksum, truncation, inconsistent contents)
+// returns an error matching ErrCorrupt; other read errors are returned
+// wrapped.
 func ReadIndex(r io.Reader, o Options) (*Index, error) {
-	fr := newFileReader(r)
+	return readIndex(newFileReader(r), o, nil, 0)
+}
+
+// ReadIndexAt is ReadIndex for an index written by WriteTo at offset off
+// of r, which may leave the float32 vectors in r: when the index holds
+// more than o.ResidentLimit of them (and has its lists), it keeps an int8
+// copy of each in memory (a quarter of the size) that searches score, and
+// reads an original from r only when it is asked for (Vector, ReadVector,
+// WriteTo), checking it against its CRC-32C. r must then stay readable,
+// and its bytes unchanged, for as long as the index is used; Resident
+// reports whether it does not depend on r.
+func ReadIndexAt(r io.ReaderAt, off int64, o Options) (*Index, error) {
+	if off < 0 {
+		return nil, fmt.Errorf("vector: read index: negative offset %d", off)
+	}
+	return readIndex(newFileReader(io.NewSectionReader(r, off, math.MaxInt64-off)), o, r, off)
+}
+
+// Resident reports whether every vector of the index is in memory: false
+// for an index that ReadIndexAt left partly in its file.
+func (ix *Index) Resident() bool { return ix.sp == nil }
+
+func readIndex(fr *fileReader, o Options, at io.ReaderAt, off int64) (*Index, error) {
 	var magic [len(fileMagic)]byte
 	fr.read(magic[:])
 	if fr.err == nil && string(magic[:]) != fileMagic {
 		fr.fail("bad magic %q", magic[:])
 	}
-	if v := fr.u32(); fr.err == nil && v != fileVersion {
-		fr.fail("version %d, want %d", v, fileVersion)
+	version := fr.u32()
+	if fr.err == nil && version != fileVersion && version != fileV1 {
+		fr.fail("version %d, want %d", version, fileVersion)
 	}
 	dim, flags, seed := fr.u32(), fr.u32(), fr.u64()
 	threshold, n, listMax, nlists := int64(fr.u64()), fr.u64(), fr.u64(), fr.u64()
@@ -305,8 +374,10 @@ func ReadIndex(r io.Reader, o Options) (*Index, error) {
 	ix := New(int(dim), o)
 	count := int(n)
 	ix.ids = readArray[uint32](fr, count)
-	for off := 0; off < count && fr.err == nil; off += vecBlock {
-		ix.vecs = append(ix.vecs, readArray[float32](fr, min(vecBlock, count-off)*ix.dim))
+	if version == fileV1 {
+		ix.readBlocks(fr, count)
+	} else {
+		ix.readVectors(fr, count, o.residentLimit(), trained, at, off)
 	}
 	if count > 0 {
 		ix.sum = make([]float64, ix.dim)
@@ -418,5 +489,119 @@ func (ix *Index) Remap(f func(old uint32) (uint32, bool)) error {
 			L.ids[i] = ix.ids[s]
 		}
 	}
+	return nil
+}
+
+// readBlocks reads count vectors into memory, in blocks.
+func (ix *Index) readBlocks(fr *fileReader, count int) {
+	for off := 0; off < count && fr.err == nil; off += vecBlock {
+		ix.vecs = append(ix.vecs, readArray[float32](fr, min(vecBlock, count-off)*ix.dim))
+	}
+}
+
+// readVectors reads the vectors of a version-2 file and their checksums
+// and int8 copies: the vectors into memory, checked one by one, or, when
+// the index may be left partly on disk (more than limit vectors, lists
+// built, and a file to come back to), past them, into a spill.
+func (ix *Index) readVectors(fr *fileReader, count, limit int, trained bool, at io.ReaderAt, off int64) {
+	vbytes := int64(count) * int64(ix.dim) * 4
+	spilled := at != nil && trained && count > limit
+	base := off + fr.pos
+	if spilled {
+		fr.skip(vbytes)
+	} else {
+		fr.raw = true
+		ix.readBlocks(fr, count)
+		fr.raw = false
+	}
+	sums := readArray[uint32](fr, count)
+	if !spilled && fr.err == nil {
+		var b []byte
+		for s := range count {
+			b = floatBytes(b[:0], ix.vec(uint32(s)))
+			if got := crc32.Checksum(b, castagnoli); got != sums[s] {
+				fr.fail("vector %d: checksum %#08x, stored %#08x", s, got, sums[s])
+				return
+			}
+		}
+	}
+	if !spilled {
+		// The int8 copies are for an index left on disk; this one
+		// checks them with the file and drops them.
+		fr.discard(int64(count) * int64(ix.dim+4))
+		return
+	}
+	q8 := readArray[int8](fr, count*ix.dim)
+	scale := readArray[float32](fr, count)
+	if fr.err != nil {
+		return
+	}
+	src := make([]uint32, count)
+	for i := range src {
+		src[i] = uint32(i)
+	}
+	ix.sp = &spill{n: count, dim: ix.dim, q8: q8, scale: scale, src: src, r: at, base: base, sums: sums}
+	ix.nsp = uint32(count)
+}
+
+// discard reads n bytes through the checksum and drops them.
+func (fr *fileReader) discard(n int64) {
+	var b [64 << 10]byte
+	for n > 0 && fr.err == nil {
+		m := min(n, int64(len(b)))
+		fr.read(b[:m])
+		n -= m
+	}
+}
+
+// floatBytes appends the little-endian bytes of v to b.
+func floatBytes(b []byte, v []float32) []byte {
+	if hostLittle && len(v) > 0 {
+		return append(b, unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))...)
+	}
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+	}
+	return b
+}
+
+// writeVectors writes the vectors (outside the file's checksum), a
+// CRC-32C of each, and their int8 copies and scales. The originals of a
+// spill are read back from its file.
+func (ix *Index) writeVectors(fw *fileWriter) error {
+	n := len(ix.ids)
+	sums := make([]uint32, n)
+	var (
+		v   []float32
+		b   []byte
+		err error
+	)
+	fw.raw = true
+	for s := range uint32(n) {
+		if s < ix.nsp {
+			if v, err = ix.sp.original(v[:0], s); err != nil {
+				return err
+			}
+		} else {
+			v = ix.vec(s)
+		}
+		b = floatBytes(b[:0], v)
+		sums[s] = crc32.Checksum(b, castagnoli)
+		fw.write(b)
+	}
+	fw.raw = false
+	writeArray(fw, sums)
+	scales := make([]float32, n)
+	q := make([]int8, ix.dim)
+	for s := range uint32(n) {
+		if s < ix.nsp {
+			writeArray(fw, ix.sp.code(s))
+			scales[s] = ix.sp.scale[s]
+		} else {
+			scales[s] = quantize8(q, ix.vec(s))
+			writeArray(fw, q)
+		}
+	}
+	writeArray(fw, scales)
 	return nil
 }

@@ -125,6 +125,19 @@ func TestReadCorrupt(t *testing.T) {
 	if _, err := ReadIndex(bytes.NewReader(file), Options{}); err != nil {
 		t.Fatalf("intact file: %v", err)
 	}
+	// Left on disk, the vectors are checked when read (TestSpilledCorrupt);
+	// a flipped bit anywhere else fails the open.
+	vecs := [2]int{72 + 4*ix.Len(), 72 + 4*ix.Len() + 4*ix.Dim()*ix.Len()}
+	for off := 0; off < len(file); off += 1 + len(file)/131 {
+		if off >= vecs[0] && off < vecs[1] {
+			continue
+		}
+		bad := slices.Clone(file)
+		bad[off] ^= 0x10
+		if _, err := ReadIndexAt(bytes.NewReader(bad), 0, Options{ResidentLimit: 10}); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("left on disk, bit flipped at %d of %d: err = %v, want ErrCorrupt", off, len(file), err)
+		}
+	}
 }
 
 func FuzzReadIndex(f *testing.F) {
@@ -154,6 +167,18 @@ func FuzzReadIndex(f *testing.F) {
 		q[0] = 1
 		ix.Search(q, 5, nil)
 		ix.SearchAmong(q, 5, []uint32{0, 1, 2})
+		// Left on disk, it is as usable, and its vectors read back or
+		// fail cleanly.
+		sp, err := ReadIndexAt(bytes.NewReader(data), 0, Options{ResidentLimit: 1})
+		if err != nil {
+			t.Fatalf("ReadIndex accepted what ReadIndexAt rejects: %v", err)
+		}
+		sp.Search(q, 5, nil)
+		for _, id := range sp.ids {
+			if _, _, err := sp.ReadVector(nil, id); err != nil {
+				t.Fatalf("vector %d of a file ReadIndex accepted: %v", id, err)
+			}
+		}
 	})
 }
 

@@ -29,8 +29,15 @@
 //  2. a histogram of the estimates selects the best Oversample·sqrt(k·M) of
 //     the M scanned without a heap; those get the 2-bit estimate, read in
 //     list order, and the best Rerank·sqrt(k·M) remain;
-//  3. those are scored exactly with the stored vectors, read in memory
+//  3. those are scored exactly with the stored vectors (or their int8
+//     copies, for an index left on disk: see Memory), read in memory
 //     order, and the best k are returned.
+//
+// On amd64, where the machine has them, the float32 inner products run as
+// an AVX kernel that performs the Go loop's own operations (same bits, so
+// an index does not depend on the machine that built it), the int8 ones
+// as AVX2 FMA, and the 1-bit scan of 384-dimensional codes as AVX-512
+// popcounts (simd_amd64.s).
 //
 // # Filters
 //
@@ -127,29 +134,43 @@
 // 384 dimensions, plus the id map entry and the lists' growth slack.
 // BenchmarkDenseIngest measured 174 MiB of live heap for 100k isotropic
 // vectors (1.8 KiB each; the flat index took 177), of which the float32
-// copy is 1,536 B. Keeping it as int8 (one scale per vector, 388 B) would
-// cut a vector to about 520 B: TestInt8Tradeoff measured the exact top 50
-// by int8 at recall@50 0.995 against float32 on the clustered workload, so
-// the exact stage would lose about half a point of recall; Vector would
-// then return an approximation, which the store's snapshot must not
-// rely on, so this is left to a change that stores the float32 copy
-// elsewhere (the log) and reads it back only when asked.
+// copy is 1,536 B.
+//
+// ReadIndexAt leaves that copy in the file when the index holds more than
+// Options.ResidentLimit vectors (65,536 by default) and keeps an int8 copy
+// of each in memory instead (one scale per vector, D+4 bytes), which the
+// exact stage, SearchExact and SearchAmong score. Vector, ReadVector and
+// WriteTo read the float32 originals back from the file, each checked
+// against its CRC-32C; a vector written afterwards (replaced, or moved
+// into a slot a removal freed) keeps its float32 copy in memory.
+// BenchmarkOnDisk, clustered 100k, the same index read both ways:
+//
+//	           heap/vector  recall@50  CPU/query
+//	resident   1,687 B      0.991      0.77 ms
+//	on disk      547 B      0.988      0.67 ms
+//
+// (Load average about 4; the int8 products are fewer bytes to read.)
+// TestInt8Tradeoff measured the exact top 50 by int8 at recall@50 0.995
+// against float32 on the clustered workload: the exact stage loses under
+// half a point of recall, and a score moves by about 0.001.
 //
 // # Persistence
 //
 // WriteTo writes the rotation seed, the vectors, the lists (centroids,
 // members, codes) as raw little-endian arrays, with a version, a CRC-32C
-// of the header (checked before anything is allocated from its counts)
-// and a CRC-32C of the whole file; ReadIndex reads them back into place,
-// re-encoding nothing but the few centroid codes, and checks that every
-// vector is in exactly one list. Damage returns an error matching
-// ErrCorrupt.
+// of the header (checked before anything is allocated from its counts), a
+// CRC-32C of each vector and one of the rest of the file; ReadIndex reads
+// them back into place, re-encoding nothing but the few centroid codes,
+// and checks that every vector is in exactly one list. Damage returns an
+// error matching ErrCorrupt; ReadIndexAt, which does not read the vectors
+// it leaves in the file, finds a damaged one when it reads it.
 //
 // # Concurrency
 //
-// Search, SearchExact, SearchAmong, Vector and WriteTo may be called from
-// many goroutines at once, but not while Add or Remove runs: the caller
-// serializes writes against reads (memstore holds an RWMutex).
+// Search, SearchExact, SearchAmong, Vector, AppendVector, ReadVector and
+// WriteTo may be called from many goroutines at once, but not while Add or
+// Remove runs: the caller serializes writes against reads (memstore holds
+// an RWMutex).
 package vector
 
 import (
@@ -161,6 +182,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/adaptrag/adaptrag/retrieval"
 )
@@ -181,6 +203,11 @@ const (
 	DefaultListSize = 1024
 	// DefaultProbe scales the vectors a search scans, Probe·sqrt(k·N).
 	DefaultProbe = 5
+	// DefaultResidentLimit is ReadIndexAt's Options.ResidentLimit when
+	// zero: 65,536 vectors (96 MiB of float32 at 384 dimensions). An
+	// index that small keeps exact scores, and a large one saves three
+	// quarters of its vectors' memory.
+	DefaultResidentLimit = 1 << 16
 	// DefaultSeed seeds the rotation when Options.Seed is zero.
 	DefaultSeed = 0x5eed
 )
@@ -211,6 +238,22 @@ type Options struct {
 	Seed uint64
 	// Exact disables approximate search altogether (no codes are built).
 	Exact bool
+	// ResidentLimit is the number of vectors up to which ReadIndexAt
+	// reads every vector into memory; past it, the float32 originals stay
+	// in the file and searches score int8 copies. 0 means
+	// DefaultResidentLimit; a negative value keeps every vector in memory.
+	ResidentLimit int
+}
+
+// residentLimit returns the effective ResidentLimit.
+func (o Options) residentLimit() int {
+	switch {
+	case o.ResidentLimit == 0:
+		return DefaultResidentLimit
+	case o.ResidentLimit < 0:
+		return math.MaxInt
+	}
+	return o.ResidentLimit
 }
 
 // Scored is a search result: a vector's id and its cosine with the query.
@@ -239,6 +282,11 @@ type Index struct {
 	// at a million 384-d vectors copied 1.2 GB at a time as it grew,
 	// stalling a write for seconds).
 	vecs [][]float32
+	// sp, when ReadIndexAt left the vectors of slots [0, nsp) in the file,
+	// holds their int8 copies (spill.go); vecs then holds slots nsp on.
+	sp   *spill
+	nsp  uint32
+	wbuf []float32 // dim scratch for writes; writes are serialized
 	sum  []float64 // Σ of the stored vectors, for their variance
 	ids  []uint32  // slot -> id
 	slot slotTable // id -> slot
@@ -370,7 +418,7 @@ func (ix *Index) Add(id uint32, v []float32) error {
 		if ix.trained {
 			ix.unlink(s)
 		}
-		ix.addSum(ix.vec(s), -1)
+		ix.addSum(ix.view(s, ix.scratchW()), -1)
 	} else {
 		s = uint32(len(ix.ids))
 		ix.slot.set(id, s)
@@ -380,11 +428,7 @@ func (ix *Index) Add(id uint32, v []float32) error {
 			ix.where = append(ix.where, loc{})
 		}
 	}
-	dst := ix.vec(s)
-	inv := 1 / norm
-	for i, x := range v {
-		dst[i] = float32(float64(x) * inv)
-	}
+	dst := ix.store(s, v, 1/norm)
 	ix.addSum(dst, 1)
 	if ix.trained {
 		rv := ix.assign.rotated(ix, dst)
@@ -412,7 +456,7 @@ func (ix *Index) Grow(n int) {
 		if len(b0) == 0 {
 			b0 = [][]float32{nil}
 		}
-		b0[0] = slices.Grow(b0[0], min(len(ix.ids)+n, vecBlock)*ix.dim-len(b0[0]))
+		b0[0] = slices.Grow(b0[0], min(max(len(ix.ids)-int(ix.nsp), 0)+n, vecBlock)*ix.dim-len(b0[0]))
 		ix.vecs = b0
 	}
 	ix.ids = slices.Grow(ix.ids, n)
@@ -432,13 +476,13 @@ func (ix *Index) Remove(id uint32) {
 	if ix.trained {
 		ix.unlink(s)
 	}
-	ix.addSum(ix.vec(s), -1)
+	ix.addSum(ix.view(s, ix.scratchW()), -1)
 	last := uint32(len(ix.ids) - 1)
 	if s != last {
 		moved := ix.ids[last]
 		ix.ids[s] = moved
 		ix.slot.set(moved, s)
-		copy(ix.vec(s), ix.vec(last))
+		ix.moveVec(s, last)
 		if ix.trained {
 			w := ix.where[last]
 			ix.where[s] = w
@@ -446,10 +490,14 @@ func (ix *Index) Remove(id uint32) {
 		}
 	}
 	ix.ids = ix.ids[:last]
-	lb := len(ix.vecs) - 1
-	if ix.vecs[lb] = ix.vecs[lb][:len(ix.vecs[lb])-ix.dim]; len(ix.vecs[lb]) == 0 && lb > 0 {
-		ix.vecs[lb] = nil
-		ix.vecs = ix.vecs[:lb]
+	if last < ix.nsp {
+		delete(ix.sp.over, last)
+	} else {
+		lb := len(ix.vecs) - 1
+		if ix.vecs[lb] = ix.vecs[lb][:len(ix.vecs[lb])-ix.dim]; len(ix.vecs[lb]) == 0 && lb > 0 {
+			ix.vecs[lb] = nil
+			ix.vecs = ix.vecs[:lb]
+		}
 	}
 	if ix.trained {
 		ix.where = ix.where[:last]
@@ -483,29 +531,99 @@ func (ix *Index) unexplained() float64 {
 	return 0
 }
 
-// AppendVector appends the normalized vector stored under id to dst and
-// returns the extended slice: Vector without an allocation per call, for
-// a caller that copies many (a snapshot of every vector).
+// ReadVector appends the normalized vector stored under id to dst and
+// returns the extended slice, and whether id is stored: Vector without an
+// allocation per call, for a caller that copies many (a snapshot of every
+// vector). A vector that ReadIndexAt left in its file is read from there;
+// an error reading it, or a checksum that does not match (ErrCorrupt), is
+// returned with dst unchanged.
+func (ix *Index) ReadVector(dst []float32, id uint32) ([]float32, bool, error) {
+	s, ok := ix.slot.get(id)
+	if !ok {
+		return dst, false, nil
+	}
+	if s < ix.nsp {
+		v, err := ix.sp.original(dst, s)
+		return v, err == nil, err
+	}
+	return append(dst, ix.vec(s)...), true, nil
+}
+
+// AppendVector is ReadVector without the error: false when id is not
+// stored or its vector cannot be read.
 func (ix *Index) AppendVector(dst []float32, id uint32) ([]float32, bool) {
-	s, ok := ix.slot.get(id)
-	if !ok {
-		return dst, false
-	}
-	return append(dst, ix.vec(s)...), true
+	v, ok, err := ix.ReadVector(dst, id)
+	return v, ok && err == nil
 }
 
-// Vector returns a copy of the normalized vector stored under id.
+// Vector returns a copy of the normalized vector stored under id (see
+// ReadVector).
 func (ix *Index) Vector(id uint32) ([]float32, bool) {
-	s, ok := ix.slot.get(id)
-	if !ok {
-		return nil, false
-	}
-	return slices.Clone(ix.vec(s)), true
+	return ix.AppendVector(nil, id)
 }
 
+// vec returns the vector of slot s, which must be in memory (s >= nsp).
 func (ix *Index) vec(s uint32) []float32 {
-	b, o := ix.vecs[s/vecBlock], int(s%vecBlock)*ix.dim
+	r := s - ix.nsp
+	b, o := ix.vecs[r/vecBlock], int(r%vecBlock)*ix.dim
 	return b[o : o+ix.dim : o+ix.dim]
+}
+
+// view returns the vector of slot s, or for a slot left on disk its int8
+// copy scaled back into buf: for the work where that rounding does not
+// matter (lists, codes, sums).
+func (ix *Index) view(s uint32, buf []float32) []float32 {
+	if s < ix.nsp {
+		return ix.sp.approx(s, buf)
+	}
+	return ix.vec(s)
+}
+
+// score is the inner product of the normalized query with slot s: exact,
+// or from the int8 copy of a slot left on disk.
+func (ix *Index) score(q []float32, s uint32) float32 {
+	if s < ix.nsp {
+		return dot8Q(q, ix.sp.code(s)) * ix.sp.scale[s]
+	}
+	return dot(q, ix.vec(s))
+}
+
+// store writes v scaled by inv as the vector of slot s and returns the
+// stored copy.
+func (ix *Index) store(s uint32, v []float32, inv float64) []float32 {
+	var dst []float32
+	if s < ix.nsp {
+		dst = make([]float32, ix.dim)
+	} else {
+		dst = ix.vec(s)
+	}
+	for i, x := range v {
+		dst[i] = float32(float64(x) * inv)
+	}
+	if s < ix.nsp {
+		ix.sp.set(s, dst)
+	}
+	return dst
+}
+
+// moveVec copies the vector of slot from into slot to < from.
+func (ix *Index) moveVec(to, from uint32) {
+	switch {
+	case to >= ix.nsp:
+		copy(ix.vec(to), ix.vec(from))
+	case from < ix.nsp:
+		ix.sp.move(to, from)
+	default:
+		ix.sp.set(to, slices.Clone(ix.vec(from)))
+	}
+}
+
+// scratchW returns the writers' dim scratch buffer.
+func (ix *Index) scratchW() []float32 {
+	if len(ix.wbuf) != ix.dim {
+		ix.wbuf = make([]float32, ix.dim)
+	}
+	return ix.wbuf
 }
 
 // vecBlock is the number of vectors in a block of Index.vecs (6 MiB at 384
@@ -516,7 +634,10 @@ const vecBlock = 4096
 // new block allocated whole. The first block grows as a slice does, so
 // that a small index holds no more than it needs.
 func (ix *Index) growVecs(s uint32) {
-	b := int(s / vecBlock)
+	if s < ix.nsp {
+		return // a slot of the spill, freed and taken again
+	}
+	b := int((s - ix.nsp) / vecBlock)
 	if b == len(ix.vecs) {
 		var blk []float32
 		if b > 0 {
@@ -532,8 +653,9 @@ func (ix *Index) growVecs(s uint32) {
 func (ix *Index) train() {
 	n := len(ix.ids)
 	mean := make([]float64, ix.dim)
+	buf := make([]float32, ix.dim)
 	for s := range n {
-		for i, x := range ix.vec(uint32(s)) {
+		for i, x := range ix.view(uint32(s), buf) {
 			mean[i] += float64(x)
 		}
 	}
@@ -654,7 +776,7 @@ func (ix *Index) unlink(s uint32) {
 	w := ix.where[s]
 	L := ix.lists[w.list]
 	var r float64
-	for j, x := range ix.vec(s) {
+	for j, x := range ix.view(s, ix.scratchW()) {
 		d := float64(x - L.centroid[j])
 		r += d * d
 	}
@@ -729,11 +851,12 @@ func (ix *Index) encodeMembers(slots []uint32) {
 	fs := ix.fineStride()
 	run := func(from, step int) {
 		buf := make([]float32, ix.pdim)
+		vbuf := make([]float32, ix.dim)
 		for i := from; i < len(slots); i += step {
 			s := slots[i]
 			w := ix.where[s]
 			L, p := ix.lists[w.list], int(w.pos)
-			ix.rotate(buf, ix.vec(s), nil)
+			ix.rotate(buf, ix.view(s, vbuf), nil)
 			c := encodeResidual(buf, buf, L.rc, L.codes[p*ix.words:(p+1)*ix.words], L.fine[p*fs:(p+1)*fs])
 			L.pop[p], L.factor[p], l2[i] = c.pop, c.factor, c.l2
 		}
@@ -757,17 +880,18 @@ func (ix *Index) encodeMembers(slots []uint32) {
 // cannot separate (duplicates) are split in halves, so that a split always
 // makes progress.
 func (ix *Index) twoMeans(members []uint32, side []bool, centroid []float32) (c1, c2 []float32) {
+	fbuf := make([]float32, ix.dim)
 	far := func(from []float32) uint32 {
 		best, bs := float32(math.Inf(1)), members[0]
 		for _, s := range members {
-			if d := dot(from, ix.vec(s)); d < best {
+			if d := dot(from, ix.view(s, fbuf)); d < best {
 				best, bs = d, s
 			}
 		}
 		return bs
 	}
-	a := far(centroid)
-	c1, c2 = slices.Clone(ix.vec(a)), slices.Clone(ix.vec(far(ix.vec(a))))
+	c1 = slices.Clone(ix.view(far(centroid), fbuf))
+	c2 = slices.Clone(ix.view(far(c1), fbuf))
 	// Each iteration assigns and sums the two halves of the members on two
 	// goroutines (a split is a fifth of an insert's cost), each into sums
 	// of its own, added in a fixed order: the result does not depend on
@@ -775,18 +899,19 @@ func (ix *Index) twoMeans(members []uint32, side []bool, centroid []float32) (c1
 	type part struct {
 		sum1, sum2 []float64
 		n1, n2     int
+		buf        []float32
 	}
 	half := len(members) / 2
 	parts := [2]part{}
 	for p := range parts {
-		parts[p] = part{sum1: make([]float64, ix.dim), sum2: make([]float64, ix.dim)}
+		parts[p] = part{sum1: make([]float64, ix.dim), sum2: make([]float64, ix.dim), buf: make([]float32, ix.dim)}
 	}
 	assign := func(p *part, lo, hi int, h1, h2 float32) {
 		clear(p.sum1)
 		clear(p.sum2)
 		p.n1, p.n2 = 0, 0
 		for i := lo; i < hi; i++ {
-			v := ix.vec(members[i])
+			v := ix.view(members[i], p.buf)
 			side[i] = dot(v, c2)-h2 > dot(v, c1)-h1
 			sum, n := p.sum1, &p.n1
 			if side[i] {
@@ -835,7 +960,7 @@ func (ix *Index) twoMeans(members []uint32, side []bool, centroid []float32) (c1
 			if side[i] {
 				sum = sum2
 			}
-			for j, x := range ix.vec(s) {
+			for j, x := range ix.view(s, fbuf) {
 				sum[j] += float64(x)
 			}
 		}
@@ -861,7 +986,7 @@ func (ix *Index) encode(s uint32, rv []float32) {
 	w := ix.where[s]
 	L := ix.lists[w.list]
 	if rv == nil {
-		ix.rotate(ix.encBuf, ix.vec(s), nil)
+		ix.rotate(ix.encBuf, ix.view(s, ix.scratchW()), nil)
 		rv = ix.encBuf
 	}
 	p := int(w.pos)
@@ -1037,7 +1162,8 @@ func (sc *scratch) normalize(q []float32) ([]float32, bool) {
 }
 
 // SearchExact is Search by a flat exact scan, whatever the index size: the
-// ground truth for recall measurements.
+// ground truth for recall measurements (of the int8 copies, for the
+// vectors an index read by ReadIndexAt left on disk).
 func (ix *Index) SearchExact(q []float32, k int, accept func(id uint32) bool) []Scored {
 	if k <= 0 || len(ix.ids) == 0 || len(q) != ix.dim {
 		return nil
@@ -1104,7 +1230,7 @@ func (ix *Index) searchAmong(q []float32, k int, ids []uint32, how int) []Scored
 	sc.cand = slots
 	h := topK{items: sc.top[:0], k: k}
 	for _, s := range slots {
-		h.push(Scored{ID: ix.ids[s], Score: dot(qn, ix.vec(s))})
+		h.push(Scored{ID: ix.ids[s], Score: ix.score(qn, s)})
 	}
 	sc.top = h.items
 	return h.sorted()
@@ -1171,7 +1297,7 @@ func (ix *Index) exactScan(sc *scratch, q []float32, k int, accept func(uint32) 
 		if accept != nil && !accept(id) {
 			continue
 		}
-		h.push(Scored{ID: id, Score: dot(q, ix.vec(uint32(s)))})
+		h.push(Scored{ID: id, Score: ix.score(q, uint32(s))})
 	}
 	sc.top = h.items
 	return h.sorted()
@@ -1368,7 +1494,7 @@ func (ix *Index) refine(sc *scratch, q []float32, qp *queryPlanes, qc []float32,
 	// vectors in ascending memory order.
 	h := topK{items: sc.top[:0], k: k}
 	for _, s := range slots {
-		h.push(Scored{ID: ix.ids[s], Score: dot(q, ix.vec(s))})
+		h.push(Scored{ID: ix.ids[s], Score: ix.score(q, s)})
 	}
 	sc.top = h.items
 	return h.sorted()
@@ -1407,7 +1533,7 @@ func quantize(rq []float32, planes []uint64, w int) queryPlanes {
 		p0[i], p1[i], p2[i], p3[i] = b0, b1, b2, b3
 	}
 	return queryPlanes{p0: planes[0:w:w], p1: planes[w : 2*w : 2*w], p2: planes[2*w : 3*w : 3*w], p3: planes[3*w : 4*w : 4*w],
-		lo: lo, delta: delta, sum: sum}
+		all: planes, lo: lo, delta: delta, sum: sum}
 }
 
 // queryPlanes is a query quantized to 4 bits as bit planes, with what it
@@ -1415,6 +1541,7 @@ func quantize(rq []float32, planes []uint64, w int) queryPlanes {
 // Σ_{j in mask} q_j ≈ lo·|mask| + delta·Σ_b 2^b·popcount(mask & p_b).
 type queryPlanes struct {
 	p0, p1, p2, p3 []uint64
+	all            []uint64 // the four planes, one after another
 	lo, delta, sum float32
 }
 
@@ -1462,6 +1589,22 @@ func (qp *queryPlanes) scan6(codes []uint64, factor []float32, pop []uint16, add
 	factor, pop = factor[:len(est)], pop[:len(est)]
 	codes = codes[:6*len(est)]
 	emin, emax = float32(math.Inf(1)), float32(math.Inf(-1))
+	// The popcounts by AVX-512, into est's own memory (a count is read
+	// before its estimate overwrites it).
+	if len(est) > 0 && len(qp.all) >= 24 && popcounts6(codes, qp.all, unsafe.Slice((*uint32)(unsafe.Pointer(&est[0])), len(est))) {
+		counts := unsafe.Slice((*uint32)(unsafe.Pointer(&est[0])), len(est))
+		for s, a := range counts {
+			e := factor[s]*(lo2*float32(pop[s])+delta2*float32(a)-sum) + add
+			est[s] = e
+			if e < emin {
+				emin = e
+			}
+			if e > emax {
+				emax = e
+			}
+		}
+		return emin, emax
+	}
 	for s := range est {
 		c := (*[6]uint64)(codes[s*6 : s*6+6])
 		a := bits.OnesCount64(c[0]&p0[0]) + bits.OnesCount64(c[1]&p0[1]) + bits.OnesCount64(c[2]&p0[2]) +
@@ -1607,12 +1750,11 @@ func siftDown[T any](items []T, less func(a, b T) bool) {
 	}
 }
 
-// dot is the inner product of a and b[:len(a)], unrolled by eight with four
-// accumulators so that the adds do not wait on one another.
-func dot(a, b []float32) float32 {
+// dotTail is dot from element i on, with the four accumulators s of the
+// elements before i: the Go loop, and the tail of the kernel's.
+func dotTail(a, b []float32, i int, s [4]float32) float32 {
 	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
+	s0, s1, s2, s3 := s[0], s[1], s[2], s[3]
 	for ; i+8 <= len(a); i += 8 {
 		aa, bb := a[i:i+8:i+8], b[i:i+8:i+8]
 		s0 += aa[0]*bb[0] + aa[4]*bb[4]

@@ -1,0 +1,59 @@
+package vector
+
+import "golang.org/x/sys/cpu"
+
+// hasAVX selects the AVX kernel of dot (simd_amd64.s), which computes
+// the Go loop's exact operations four lanes at a time.
+var hasAVX = cpu.X86.HasAVX
+
+// hasAVX2 selects the AVX2 kernel of dot8 (FMA, eight products an
+// instruction; the compiler does not vectorize the Go loops).
+var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// hasPopcnt512 selects the AVX-512 popcount kernel of the 1-bit scan of
+// 384-dimensional codes (six words each).
+var hasPopcnt512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VPOPCNTDQ
+
+//go:noescape
+func popcounts6AVX512(codes, planes *uint64, n int, out *uint32)
+
+// popcounts6 writes, for each six-word code, its weighted popcount against
+// the four planes (24 words) to out, and reports whether it could (false:
+// no AVX-512 here, the caller computes them).
+func popcounts6(codes, planes []uint64, out []uint32) bool {
+	if !hasPopcnt512 || len(out) == 0 {
+		return false
+	}
+	codes, planes = codes[:6*len(out)], planes[:24]
+	popcounts6AVX512(&codes[0], &planes[0], len(out), &out[0])
+	return true
+}
+
+//go:noescape
+func dot4AVX(a, b *float32, n int, acc *[4]float32)
+
+//go:noescape
+func dot8AVX2(q *float32, c *int8, n int) float32
+
+// dot is the inner product of a and b[:len(a)], unrolled by eight with four
+// accumulators so that the adds do not wait on one another; the AVX
+// kernel, where the machine has it, gives the same bits.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s [4]float32
+	i := 0
+	if hasAVX && len(a) >= 8 {
+		i = len(a) &^ 7
+		dot4AVX(&a[0], &b[0], i, &s)
+	}
+	return dotTail(a, b, i, s)
+}
+
+// dot8Q is dot8 by AVX2 when the machine has it.
+func dot8Q(q []float32, c []int8) float32 {
+	if !hasAVX2 || len(q) == 0 {
+		return dot8(q, c)
+	}
+	c = c[:len(q)]
+	return dot8AVX2(&q[0], &c[0], len(q))
+}

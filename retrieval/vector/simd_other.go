@@ -1,0 +1,15 @@
+//go:build !amd64
+
+package vector
+
+// dot is the inner product of a and b[:len(a)], unrolled by eight with four
+// accumulators so that the adds do not wait on one another.
+func dot(a, b []float32) float32 {
+	return dotTail(a, b[:len(a)], 0, [4]float32{})
+}
+
+// dot8Q is dot8: the AVX2 kernel is for amd64 only.
+func dot8Q(q []float32, c []int8) float32 { return dot8(q, c) }
+
+// popcounts6 reports false: the AVX-512 kernel is for amd64 only.
+func popcounts6(codes, planes []uint64, out []uint32) bool { return false }
