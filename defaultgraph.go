@@ -50,10 +50,13 @@ func defaultGraph(n *nodes.Nodes, o Options, parts *partRetrieval) *Graph {
 		AddNode(NodeFAQAnswer, n.FAQAnswer).
 		AddNode(NodeDense, n.Dense, search...).
 		AddNode(NodeHybrid, n.Hybrid, search...).
-		AddNode(NodeRerank, n.Rerank).
-		AddNode(NodeEvidence, n.Evidence).
-		AddNode(NodePassages, n.Passages).
-		AddNode(NodeGenerate, n.Generate)
+		// These four only read the large parts of the state (candidates,
+		// passages and their metadata): they are handed the engine's
+		// state instead of a copy (graph.ReadsInput).
+		AddNode(NodeRerank, n.Rerank, graph.ReadsInput()).
+		AddNode(NodeEvidence, n.Evidence, graph.ReadsInput()).
+		AddNode(NodePassages, n.Passages, graph.ReadsInput()).
+		AddNode(NodeGenerate, n.Generate, graph.ReadsInput())
 	g.AddEdge(graph.Start, NodeDecide).
 		AddConditionalEdges(NodeDecide, nodes.RouteDecision, map[string]string{
 			nodes.LabelDirect: NodeDirect, nodes.LabelRetrieval: NodeUnderstand,

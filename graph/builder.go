@@ -66,6 +66,7 @@ type nodeSpec[S any] struct {
 	timeout  time.Duration
 	retry    RetryPolicy
 	fallback string
+	reads    bool
 }
 
 // outSpec is everything that leaves one node. Exactly one kind is valid per
@@ -103,6 +104,7 @@ type nodeOptions struct {
 	timeout  time.Duration
 	retry    RetryPolicy
 	fallback string
+	reads    bool
 }
 
 // WithTimeout bounds each attempt of the node: its context gets a deadline d
@@ -123,6 +125,20 @@ func WithRetry(p RetryPolicy) NodeOption {
 // node was given; Cause(ctx) tells it why it was called.
 func WithFallback(target string) NodeOption {
 	return func(o *nodeOptions) { o.fallback = target }
+}
+
+// ReadsInput declares that the node never writes into what the state it
+// receives holds: it may replace fields and append to slices, but it
+// changes no element, map entry or pointed-to value in place. With
+// Config.Clone set the engine then hands it its own state instead of a
+// clone (but for the first node of a fan-out branch, whose siblings
+// could append to the same arrays at once), so that a node that only
+// reads the large parts of the state does not pay for copying them. Its
+// output may share with its input whatever it did not replace. A node so
+// declared that writes in place anyway changes what a retry, a fallback or
+// the caller's input sees.
+func ReadsInput() NodeOption {
+	return func(o *nodeOptions) { o.reads = true }
 }
 
 // AddNode adds a node. Names must be unique and not Start or End.
@@ -151,7 +167,7 @@ func newNodeSpec[S any](name string, fn NodeFunc[S], opts []NodeOption) *nodeSpe
 			opt(&o)
 		}
 	}
-	return &nodeSpec[S]{name: name, fn: fn, timeout: o.timeout, retry: o.retry, fallback: o.fallback}
+	return &nodeSpec[S]{name: name, fn: fn, timeout: o.timeout, retry: o.retry, fallback: o.fallback, reads: o.reads}
 }
 
 // fail records a problem for Compile to report. op names the editing

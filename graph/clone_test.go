@@ -311,3 +311,53 @@ func TestCloneReadOnlyEvents(t *testing.T) {
 		t.Errorf("Clone called %d times with read-only events, %d with copies; want 5 and 14", readOnly, withCopies)
 	}
 }
+
+// A node added with ReadsInput gets the engine's state itself (no clone);
+// the others still get clones, and so does a ReadsInput node that starts a
+// fan-out branch, whose siblings append to their slices at once.
+func TestReadsInputSkipsTheClone(t *testing.T) {
+	var clones atomic.Int32
+	count := func(d doc) doc { clones.Add(1); return cloneDoc(d) }
+	reader := func(name string) NodeFunc[doc] {
+		return func(_ context.Context, d doc) (doc, error) {
+			d.Docs = append(d.Docs, name) // an append, no write in place
+			return d, nil
+		}
+	}
+	var before *string
+	g := New[doc]("reads")
+	g.AddNode("first", func(_ context.Context, d doc) (doc, error) { before = d.Note; return scribble(d, "first"), nil }).
+		AddNode("read", func(_ context.Context, d doc) (doc, error) {
+			if d.Note != before {
+				return d, errors.New("the ReadsInput node got a copy")
+			}
+			// A new slice with room, which the branches would share.
+			d.Docs = slices.Grow(slices.Clone(d.Docs), 8)
+			return d, nil
+		}, ReadsInput()).
+		AddNode("left", reader("left"), ReadsInput()).AddNode("right", reader("right"), ReadsInput()).
+		AddNode("join", func(_ context.Context, d doc) (doc, error) { return d, nil }).
+		AddEdge(Start, "first").AddEdge("first", "read").
+		AddFanOut("read", []string{"left", "right"}, "join", func(base doc, b []doc) (doc, error) {
+			base.Docs = append(base.Docs, b[0].Docs[len(b[0].Docs)-1], b[1].Docs[len(b[1].Docs)-1])
+			return base, nil
+		}).
+		AddEdge("left", "join").AddEdge("right", "join").AddEdge("join", End)
+	r := compileDoc(t, g, Config[doc]{Clone: count})
+	in := newDoc()
+	out, err := r.Invoke(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad := pristine(in); bad != "" {
+		t.Errorf("caller's input changed: %s", bad)
+	}
+	// first's clone, left's and right's branch copies, the merge base's and
+	// join's: not read's.
+	if n := clones.Load(); n != 5 {
+		t.Errorf("%d clones, want 5", n)
+	}
+	if got := strings.Join(out.Docs, ","); got != "first,c,left,right" {
+		t.Errorf("docs %s: the branches' appends mixed", got)
+	}
+}

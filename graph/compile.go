@@ -39,7 +39,8 @@ type Config[S any] struct {
 	//     included) receives a fresh clone, so a node may modify every slice
 	//     and map it receives in place (slices.DeleteFunc, s.Meta[k] = v)
 	//     without affecting the caller's input, a retry, a fallback or a
-	//     parallel branch;
+	//     parallel branch; a node added with ReadsInput, which promises not
+	//     to, receives the engine's state instead;
 	//   - a fan-out's merge receives a clone of its base state;
 	//   - every Event.State a Stream yields is a clone, so the loop body may
 	//     modify it (unless the run is given WithReadOnlyEvents, which
@@ -98,7 +99,8 @@ type node[S any] struct {
 	fn       NodeFunc[S]
 	timeout  int64 // nanoseconds; 0 = none
 	retry    RetryPolicy
-	fallback int // index or -2 for none
+	fallback int  // index or -2 for none
+	reads    bool // ReadsInput: given the engine's state, not a clone
 	next     next[S]
 }
 
@@ -330,7 +332,7 @@ func (g *Graph[S]) build(cfg Config[S], clone func(S) S) *Runnable[S] {
 		for j := len(g.use) - 1; j >= 0; j-- {
 			fn = g.use[j](n.name, fn)
 		}
-		r.nodes[i] = node[S]{name: n.name, fn: fn, timeout: int64(n.timeout), retry: n.retry, fallback: fb, next: mkNext(g.out[n.name])}
+		r.nodes[i] = node[S]{name: n.name, fn: fn, timeout: int64(n.timeout), retry: n.retry, fallback: fb, reads: n.reads, next: mkNext(g.out[n.name])}
 	}
 	r.start = mkNext(g.out[Start])
 	r.index = maps.Clone(g.index)

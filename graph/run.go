@@ -595,7 +595,7 @@ func call[S any](ctx context.Context, n *node[S], s S, clone func(S) S) (out S, 
 		}
 	}()
 	in := s
-	if clone != nil {
+	if clone != nil && !n.reads {
 		in = clone(s)
 	}
 	out, err = n.fn(ctx, in)
@@ -655,6 +655,14 @@ func (rn *run[S]) fanOut(ctx context.Context, emit emitFunc[S], at string, nx *n
 			bs := s
 			if states != nil {
 				bs = states[i]
+			}
+			if rn.r.clone != nil && b >= 0 && b < len(rn.r.nodes) && rn.r.nodes[b].reads {
+				// Siblings share s: a branch that appends to its slices
+				// must have arrays of its own.
+				var err error
+				if bs, err = rn.copyOf(bs); err != nil {
+					return s, &NodeError{Graph: rn.r.name, Node: rn.r.nodes[b].name, Err: err}
+				}
 			}
 			jobs[i] = job{w: where[S]{to: b, from: from}, pos: rn.r.posOf(b, from, ""), state: bs}
 		}

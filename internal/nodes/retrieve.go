@@ -492,13 +492,14 @@ func (n *Nodes) Evidence(ctx context.Context, s state.RAG) (state.RAG, error) {
 	}
 	pl := s.Plan
 	pool := s.Docs
-	// own: pool may be changed in place. s.Docs is this node's copy (see
-	// state.RAG.Clone), replaced below; the candidates and FAQ hits stay.
-	own := true
+	// own: pool may be changed in place. The node reads its input only
+	// (graph.ReadsInput): s.Docs, the candidates and the FAQ hits are the
+	// engine's, so only a fused pool is its own.
+	own := false
 	switch {
 	case len(pool) > 0:
 	case len(s.Candidates) > 0 && len(s.FAQ) > 0:
-		pool = fuse(firstN(s.Candidates, pl.FinalContextTopN), firstN(s.FAQ, pl.FinalContextTopN))
+		pool, own = fuse(firstN(s.Candidates, pl.FinalContextTopN), firstN(s.FAQ, pl.FinalContextTopN)), true
 	case len(s.Candidates) > 0:
 		pool, own = s.Candidates, false
 	default:
