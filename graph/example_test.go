@@ -268,3 +268,36 @@ func ExampleGraph_AddNode_conditional() {
 	// how long do I have to return an item? -> returns: 7 days after delivery (classify -> retrieve -> check -> answer)
 	// what is the VPN address? -> a colleague will get back to you (classify -> retrieve -> check -> handoff)
 }
+
+// ReadsInput spares the copy of a state for a node that only reads it:
+// with Config.Clone set, every other node gets a clone it may write into.
+func ExampleReadsInput() {
+	clones := 0
+	g := graph.New[State]("summary")
+	g.AddNode("retrieve", func(_ context.Context, s State) (State, error) {
+		s.Docs = append(s.Docs, "Refunds take five days.", "Shipping is free.")
+		return s, nil
+	}).
+		AddNode("answer", func(_ context.Context, s State) (State, error) {
+			s.Answer = strings.Join(s.Docs, " ") // reads Docs, replaces Answer
+			return s, nil
+		}, graph.ReadsInput()).
+		AddEdge(graph.Start, "retrieve").AddEdge("retrieve", "answer").AddEdge("answer", graph.End)
+	app, err := g.Compile(graph.Config[State]{Clone: func(s State) State {
+		clones++
+		s.Docs = slices.Clone(s.Docs)
+		return s
+	}})
+	if err != nil {
+		panic(err)
+	}
+	out, err := app.Invoke(context.Background(), State{Question: "refunds?"})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(out.Answer)
+	fmt.Println("clones:", clones)
+	// Output:
+	// Refunds take five days. Shipping is free.
+	// clones: 1
+}
