@@ -173,11 +173,11 @@ func loadFiles(ctx context.Context, dir string, s *Store, writable bool) (_ *loa
 			s.setDim(sh.dim)
 		}
 		s.grow(sh.count, snapSize)
-		err := readSnapshot(ctx, snap, snapSize, sh, func(cs []retrieval.Chunk) error {
+		err := loadSnapshot(ctx, snap, snapSize, sh, s.skipDense, func(cs []retrieval.Chunk) error {
 			if err := s.checkLoaded(cs); err != nil {
 				return &snapDamage{-1, 0, err.Error()}
 			}
-			s.applyUpsert(cs)
+			s.applyLoaded(cs)
 			return nil
 		})
 		var sd *snapDamage

@@ -177,6 +177,13 @@ func (d *snapDamage) Error() string { return d.reason }
 // *snapDamage; fn may have seen chunks before it, so a caller that fails
 // on damage must discard what it built.
 func readSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, fn func([]retrieval.Chunk) error) error {
+	return loadSnapshot(ctx, r, size, h, false, fn)
+}
+
+// loadSnapshot is readSnapshot for a load, which leaves the chunks'
+// vectors undecoded with skipVec (see loadDecoder) when it adopts the
+// dense index file.
+func loadSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, skipVec bool, fn func([]retrieval.Chunk) error) error {
 	sr := io.NewSectionReader(r, 0, size)
 	cr := &crcReader{br: bufio.NewReaderSize(sr, int(min(1<<20, size)))}
 	head := make([]byte, h.len)
@@ -198,9 +205,9 @@ func readSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, 
 	var payload []byte
 	// The vectors of a batch are decoded into one slab, reused once the
 	// batch is indexed (the indexes copy them): no garbage per vector.
-	var slab []float32
+	ld := &loadDecoder{skipVec: skipVec}
 	rd := newReader(cr)
-	rd.slab = &slab
+	rd.ld = ld
 	for i := uint64(0); i < h.count; i++ {
 		var c retrieval.Chunk
 		if h.version == formatV1 {
@@ -228,7 +235,7 @@ func readSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, 
 				return &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d fails its checksum", i+1, h.count)}
 			}
 			var err error
-			if c, err = decodeChunkInto(payload, &slab); err != nil {
+			if c, err = decodeChunkInto(payload, ld); err != nil {
 				return &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d: %v", i+1, h.count, err)}
 			}
 			off += frameLen + n
@@ -239,7 +246,7 @@ func readSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, 
 				return err
 			}
 			clear(batch[:cap(batch)])
-			slab = slab[:0]
+			ld.slab = ld.slab[:0]
 		}
 	}
 	if err := flush(); err != nil {
@@ -362,12 +369,11 @@ func findFrame(r io.ReaderAt, from, limit int64) int64 {
 // decodeChunk decodes one chunk that must fill b exactly.
 func decodeChunk(b []byte) (retrieval.Chunk, error) { return decodeChunkInto(b, nil) }
 
-// decodeChunkInto is decodeChunk with the vector appended to *slab, when
-// slab is not nil.
-func decodeChunkInto(b []byte, slab *[]float32) (retrieval.Chunk, error) {
+// decodeChunkInto is decodeChunk as a load decodes, with ld when not nil.
+func decodeChunkInto(b []byte, ld *loadDecoder) (retrieval.Chunk, error) {
 	src := &byteSlice{b}
 	r := newReader(src)
-	r.slab = slab
+	r.ld = ld
 	c := r.chunk()
 	if r.err != nil {
 		return c, r.err

@@ -1,0 +1,118 @@
+package memstore
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/adaptrag/adaptrag/retrieval"
+)
+
+// loadChunks returns n random chunks whose keys, tenants, sources and
+// documents repeat, in runs and not, within and across batches.
+func loadChunks(r *rand.Rand, n int) []retrieval.Chunk {
+	cs := make([]retrieval.Chunk, n)
+	for i := range cs {
+		c := &cs[i]
+		c.Tenant = []string{"", "t1", "t2"}[min(r.IntN(6), 2)]
+		c.ID = "c" + strconv.Itoa(r.IntN(n))
+		c.DocID = "d" + strconv.Itoa(i/4+r.IntN(2))
+		c.Source = []string{"s", "s", "u"}[r.IntN(3)]
+		c.ContentType = retrieval.ContentText
+		c.Title = []string{"", "a title"}[r.IntN(2)]
+		c.Text = fmt.Sprintf("word%d word%d common", r.IntN(50), r.IntN(50))
+		c.Position = r.IntN(9)
+		if r.IntN(3) == 0 {
+			c.Meta = map[string]string{"k": strconv.Itoa(r.IntN(4)), "z": "v"}
+		}
+		c.Vector = []float32{1, float32(r.IntN(5)), 0.5}
+	}
+	return cs
+}
+
+// A load's apply (which inserts a key before looking for it, keeps the
+// decoded chunks as they are and caches the posting lists of a batch)
+// leaves the state a writer's apply leaves, duplicated keys and freed ids
+// included.
+func TestApplyLoadedMatchesUpsert(t *testing.T) {
+	for seed := range uint64(4) {
+		r := rand.New(rand.NewPCG(seed, 9))
+		cs := loadChunks(r, 3000)
+		a, b := newStore(Options{}), newStore(Options{})
+		for i := 0; i < len(cs); i += 500 {
+			batch := cs[i : i+500]
+			a.applyUpsert(batch)
+			b.applyLoaded(slices.Clone(batch))
+			if i == 1000 {
+				for _, doc := range []string{"d3", "d100", "d250"} {
+					a.applyDelete("t1", doc)
+					b.applyDelete("t1", doc)
+					a.applyDelete("", doc)
+					b.applyDelete("", doc)
+				}
+			}
+		}
+		if da, db := dump(a), dump(b); da != db {
+			t.Fatalf("seed %d: the states differ", seed)
+		}
+		if !maps.Equal(a.byKey, b.byKey) || !slices.Equal(a.tenantOf, b.tenantOf) || !slices.Equal(a.free, b.free) || a.nLive != b.nLive {
+			t.Fatalf("seed %d: ids differ", seed)
+		}
+		for name, pair := range map[string][2]any{"tenant": {a.byTenant, b.byTenant}, "source": {a.bySource, b.bySource}, "doc": {a.byDoc, b.byDoc}} {
+			if !reflect.DeepEqual(pair[0], pair[1]) {
+				t.Fatalf("seed %d: the %s posting lists differ", seed, name)
+			}
+		}
+		q := a.lex.Search("common word7", 50, nil)
+		if len(q) == 0 || !slices.Equal(q, b.lex.Search("common word7", 50, nil)) {
+			t.Fatalf("seed %d: keyword results differ", seed)
+		}
+	}
+}
+
+// A load decodes a chunk as any read does, into strings of its own: the
+// payload it came from is reused for the next one.
+func TestLoadDecoder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	ld := &loadDecoder{}
+	skip := &loadDecoder{skipVec: true}
+	var kept, keptSkip []retrieval.Chunk
+	var want []retrieval.Chunk
+	buf := make([]byte, 0, 1<<12)
+	for _, c := range loadChunks(r, 200) {
+		buf = appendChunk(buf[:0], &c)
+		w, err := decodeChunk(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, w)
+		got, err := decodeChunkInto(buf, ld)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g2, err := decodeChunkInto(buf, skip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept, keptSkip = append(kept, got), append(keptSkip, g2)
+		clear(buf[:cap(buf)]) // what a reused payload does to views
+	}
+	for i := range want {
+		if !reflect.DeepEqual(kept[i], want[i]) {
+			t.Fatalf("chunk %d: %+v, want %+v", i, kept[i], want[i])
+		}
+		w := want[i]
+		g := keptSkip[i]
+		if len(g.Vector) != len(w.Vector) || g.Vector[1] != 0 {
+			t.Fatalf("chunk %d: skipped vector %v, want %d zeros", i, g.Vector, len(w.Vector))
+		}
+		g.Vector, w.Vector = nil, nil
+		if !reflect.DeepEqual(g, w) {
+			t.Fatalf("chunk %d without its vector: %+v, want %+v", i, g, w)
+		}
+	}
+}
