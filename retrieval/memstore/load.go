@@ -173,7 +173,7 @@ func loadFiles(ctx context.Context, dir string, s *Store, writable bool) (_ *loa
 			s.setDim(sh.dim)
 		}
 		s.grow(sh.count, snapSize)
-		err := loadSnapshot(ctx, snap, snapSize, sh, s.skipDense, func(cs []retrieval.Chunk) error {
+		err := loadSnapshot(ctx, snap, snapSize, sh, &loadDecoder{skipVec: s.skipDense}, func(cs []retrieval.Chunk) error {
 			if err := s.checkLoaded(cs); err != nil {
 				return &snapDamage{-1, 0, err.Error()}
 			}

@@ -1,6 +1,9 @@
 package memstore
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -114,5 +117,75 @@ func TestLoadDecoder(t *testing.T) {
 		if !reflect.DeepEqual(g, w) {
 			t.Fatalf("chunk %d without its vector: %+v, want %+v", i, g, w)
 		}
+	}
+}
+
+// A load, which checks the frames only when something fails, reports the
+// damage of a snapshot as the read that checks every frame does: the same
+// offset, extent and reason, for flipped bits, cuts, and frames whose
+// checksums were made to match again (so that their contents fail).
+func TestLoadSnapshotReportsAsRead(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 1))
+	cs := loadChunks(r, 2500)
+	for i := range cs {
+		cs[i].ID = "c" + strconv.Itoa(i)
+	}
+	good := fuzzSnapshot(t, cs)
+	read := func(b []byte, lazy bool) error {
+		h, err := readSnapHeader(bytes.NewReader(b))
+		if err != nil {
+			return err
+		}
+		s := newStore(Options{})
+		fn := func(cs []retrieval.Chunk) error {
+			if err := s.checkLoaded(cs); err != nil {
+				return &snapDamage{-1, 0, err.Error()}
+			}
+			return nil
+		}
+		if lazy {
+			return loadSnapshot(context.Background(), bytes.NewReader(b), int64(len(b)), h, &loadDecoder{}, fn)
+		}
+		return readSnapshot(context.Background(), bytes.NewReader(b), int64(len(b)), h, fn)
+	}
+	if err := read(good, true); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, b []byte) error {
+		t.Helper()
+		want, got := read(b, false), read(b, true)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s: a load reports %v, a read %v", what, got, want)
+		}
+		var g, w *snapDamage
+		if errors.As(got, &g) != errors.As(want, &w) || (g != nil && *g != *w) {
+			t.Fatalf("%s: a load reports %+v, a read %+v", what, g, w)
+		}
+		return want
+	}
+	damaged := 0
+	for range 600 {
+		b := slices.Clone(good)
+		at := snapHeaderLen + r.IntN(len(b)-snapHeaderLen)
+		b[at] ^= 1 << r.IntN(8)
+		switch r.IntN(3) {
+		case 1:
+			fixSnapshot(b) // the contents fail, not a checksum
+		case 2:
+			// Contents that fail in a late batch, and a checksum that
+			// fails in an early one.
+			fixSnapshot(b)
+			b[snapHeaderLen+r.IntN(len(b)/3)] ^= 1 << r.IntN(8)
+		}
+		if check(fmt.Sprintf("byte %d", at), b) != nil {
+			damaged++
+		}
+	}
+	for range 100 {
+		n := r.IntN(len(good))
+		check(fmt.Sprintf("cut at %d", n), good[:n])
+	}
+	if damaged < 400 {
+		t.Fatalf("only %d of 600 damaged snapshots were refused", damaged)
 	}
 }

@@ -175,37 +175,189 @@ func (d *snapDamage) Error() string { return d.reason }
 // readSnapshot streams the chunks of a snapshot whose header is h to fn,
 // in batches, verifying every checksum. The first damage is returned as a
 // *snapDamage; fn may have seen chunks before it, so a caller that fails
-// on damage must discard what it built.
+// on damage must discard what it built. Each chunk is decoded into memory
+// of its own, which fn may keep.
 func readSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, fn func([]retrieval.Chunk) error) error {
-	return loadSnapshot(ctx, r, size, h, false, fn)
+	_, err := streamSnapshot(ctx, r, size, h, nil, fn)
+	return err
 }
 
-// loadSnapshot is readSnapshot for a load, which leaves the chunks'
-// vectors undecoded with skipVec (see loadDecoder) when it adopts the
-// dense index file.
-func loadSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, skipVec bool, fn func([]retrieval.Chunk) error) error {
+// loadSnapshot is readSnapshot for a load, which decodes through ld (see
+// loadDecoder: the vectors of a batch share memory that the next batch
+// reuses) and checks the frames' checksums lazily: the checksum of the
+// whole file covers every byte of them, so the frames are checked only
+// when something fails, to report the damage readSnapshot reports. That
+// saves a second pass over every byte; the price is that fn may also see
+// chunks of a damaged frame before the damage is reported, which a caller
+// that discards what it built on damage does not mind.
+func loadSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, ld *loadDecoder, fn func([]retrieval.Chunk) error) error {
+	upto, err := streamSnapshot(ctx, r, size, h, ld, fn)
+	var sd *snapDamage
+	if ld != nil && h.version != formatV1 && errors.As(err, &sd) {
+		if d := firstBadFrame(r, size, h, upto); d != nil {
+			return d
+		}
+	}
+	return err
+}
+
+// firstBadFrame returns the damage of the first of the first upto frames
+// of a format-2 snapshot that fails its checksum, if one does before a
+// frame cannot be read.
+func firstBadFrame(r io.ReaderAt, size int64, h snapHeader, upto uint64) *snapDamage {
+	off := h.len
+	var buf []byte
+	for i := uint64(0); i < upto; i++ {
+		var fh [frameLen]byte
+		if _, err := r.ReadAt(fh[:], off); err != nil {
+			return nil
+		}
+		n := int64(binary.LittleEndian.Uint32(fh[:]))
+		if n == 0 || n > maxRecord || n > size-off-frameLen {
+			return nil
+		}
+		if int64(cap(buf)) < n {
+			buf = make([]byte, n)
+		}
+		p := buf[:n]
+		if _, err := r.ReadAt(p, off+frameLen); err != nil {
+			return nil
+		}
+		if crc(p) != binary.LittleEndian.Uint32(fh[4:]) {
+			return &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d fails its checksum", i+1, h.count)}
+		}
+		off += frameLen + n
+	}
+	return nil
+}
+
+// snapBatch is a batch of chunks decoded from a snapshot.
+type snapBatch struct {
+	chunks []retrieval.Chunk
+	slab   []float32 // the batch's vectors (loadDecoder.slab)
+	end    uint64    // how many frames were read once it was full
+}
+
+// batchLen is the number of chunks in a batch handed to fn.
+const batchLen = 1024
+
+// streamSnapshot is readSnapshot, through ld when not nil, which also
+// leaves the frames' checksums unchecked (loadSnapshot). It returns how
+// many frames it read before it stopped. A load's decoding runs on a
+// goroutine of its own, a batch ahead of fn: decoding and applying take
+// about as long, and the indexes read beside it finish first.
+func streamSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, ld *loadDecoder, fn func([]retrieval.Chunk) error) (uint64, error) {
+	if ld == nil || h.version == formatV1 {
+		b := &snapBatch{}
+		next := func(prev *snapBatch) *snapBatch {
+			if prev != nil {
+				clear(prev.chunks)
+				prev.chunks = prev.chunks[:0]
+			}
+			return b
+		}
+		return scanSnapshot(r, size, h, ld, next, func(b *snapBatch) error {
+			if err := fn(b.chunks); err != nil {
+				return err
+			}
+			return ctx.Err()
+		})
+	}
+	const buffers = 3 // one being decoded, one waiting, one being applied
+	out := make(chan *snapBatch, 1)
+	free := make(chan *snapBatch, buffers)
+	for range buffers {
+		free <- &snapBatch{}
+	}
+	stop := make(chan struct{})
+	var perr error
+	var pend uint64
+	go func() {
+		defer close(out)
+		next := func(*snapBatch) *snapBatch {
+			select {
+			case b := <-free:
+				return b
+			case <-stop:
+				return nil
+			}
+		}
+		pend, perr = scanSnapshot(r, size, h, ld, next, func(b *snapBatch) error {
+			select {
+			case out <- b:
+				return nil
+			case <-stop:
+				return errStopped
+			}
+		})
+	}()
+	fail := func(end uint64, err error) (uint64, error) {
+		close(stop)
+		for range out {
+		}
+		return end, err
+	}
+	for b := range out {
+		if err := fn(b.chunks); err != nil {
+			return fail(b.end, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return fail(b.end, err)
+		}
+		clear(b.chunks)
+		b.chunks, b.slab = b.chunks[:0], b.slab[:0]
+		free <- b
+	}
+	return pend, perr
+}
+
+// errStopped ends a snapshot's decoding whose batches are no longer
+// wanted.
+var errStopped = errors.New("stopped")
+
+// scanSnapshot decodes the chunks of a snapshot into batches, which next
+// gives (the batch just handed on, nil at first; nil back means stop)
+// and emit hands on; it checks every checksum, but not the frames' when
+// ld is set. It returns how many frames it read before it stopped.
+func scanSnapshot(r io.ReaderAt, size int64, h snapHeader, ld *loadDecoder, next func(*snapBatch) *snapBatch, emit func(*snapBatch) error) (uint64, error) {
 	sr := io.NewSectionReader(r, 0, size)
 	cr := &crcReader{br: bufio.NewReaderSize(sr, int(min(1<<20, size)))}
 	head := make([]byte, h.len)
 	if _, err := io.ReadFull(cr, head); err != nil {
-		return &snapDamage{0, size, "header: " + err.Error()}
+		return 0, &snapDamage{0, size, "header: " + err.Error()}
 	}
 	off := h.len
-	batch := make([]retrieval.Chunk, 0, 1024)
-	flush := func() error {
-		if len(batch) == 0 {
+	b := next(nil)
+	if b == nil {
+		return 0, errStopped
+	}
+	start := func(b *snapBatch) {
+		if b.chunks == nil {
+			b.chunks = make([]retrieval.Chunk, 0, batchLen)
+		}
+		if ld != nil {
+			ld.slab = b.slab[:0]
+		}
+	}
+	start(b)
+	flush := func(end uint64) error {
+		if len(b.chunks) == 0 {
 			return nil
 		}
-		if err := fn(batch); err != nil {
+		if ld != nil {
+			b.slab = ld.slab
+		}
+		b.end = end
+		if err := emit(b); err != nil {
 			return err
 		}
-		batch = batch[:0]
-		return ctx.Err()
+		if b = next(b); b == nil {
+			return errStopped
+		}
+		start(b)
+		return nil
 	}
 	var payload []byte
-	// The vectors of a batch are decoded into one slab, reused once the
-	// batch is indexed (the indexes copy them): no garbage per vector.
-	ld := &loadDecoder{skipVec: skipVec}
 	rd := newReader(cr)
 	rd.ld = ld
 	for i := uint64(0); i < h.count; i++ {
@@ -213,44 +365,42 @@ func loadSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, 
 		if h.version == formatV1 {
 			c = rd.chunk()
 			if rd.err != nil {
-				return &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d: %v", i+1, h.count, rd.err)}
+				return i + 1, &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d: %v", i+1, h.count, rd.err)}
 			}
 		} else {
 			var fh [frameLen]byte
 			if _, err := io.ReadFull(cr, fh[:]); err != nil {
-				return &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d cut short", i+1, h.count)}
+				return i + 1, &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d cut short", i+1, h.count)}
 			}
 			n := int64(binary.LittleEndian.Uint32(fh[:]))
 			if n == 0 || n > maxRecord || n > size-off-frameLen {
-				return &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d has an impossible length %d", i+1, h.count, n)}
+				return i + 1, &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d has an impossible length %d", i+1, h.count, n)}
 			}
 			if int64(cap(payload)) < n {
 				payload = make([]byte, n)
 			}
 			payload = payload[:n]
 			if _, err := io.ReadFull(cr, payload); err != nil {
-				return &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d cut short", i+1, h.count)}
+				return i + 1, &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d cut short", i+1, h.count)}
 			}
-			if crc(payload) != binary.LittleEndian.Uint32(fh[4:]) {
-				return &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d fails its checksum", i+1, h.count)}
+			if ld == nil && crc(payload) != binary.LittleEndian.Uint32(fh[4:]) {
+				return i + 1, &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d fails its checksum", i+1, h.count)}
 			}
 			var err error
 			if c, err = decodeChunkInto(payload, ld); err != nil {
-				return &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d: %v", i+1, h.count, err)}
+				return i + 1, &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d: %v", i+1, h.count, err)}
 			}
 			off += frameLen + n
 		}
-		batch = append(batch, c)
-		if len(batch) == cap(batch) {
-			if err := flush(); err != nil {
-				return err
+		b.chunks = append(b.chunks, c)
+		if len(b.chunks) == batchLen {
+			if err := flush(i + 1); err != nil {
+				return i + 1, err
 			}
-			clear(batch[:cap(batch)])
-			ld.slab = ld.slab[:0]
 		}
 	}
-	if err := flush(); err != nil {
-		return err
+	if err := flush(h.count); err != nil {
+		return h.count, err
 	}
 	if h.version == formatV1 {
 		off = size - 4 // format 1 has no frames: only the total is checked
@@ -258,15 +408,15 @@ func loadSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, 
 	sum := cr.crc
 	var tail [4]byte
 	if _, err := io.ReadFull(cr.br, tail[:]); err != nil {
-		return &snapDamage{off, size - off, "the closing checksum is missing"}
+		return h.count, &snapDamage{off, size - off, "the closing checksum is missing"}
 	}
 	if binary.LittleEndian.Uint32(tail[:]) != sum {
-		return &snapDamage{off, 4, "checksum of the whole file mismatch"}
+		return h.count, &snapDamage{off, 4, "checksum of the whole file mismatch"}
 	}
 	if _, err := cr.br.ReadByte(); err != io.EOF {
-		return &snapDamage{off + 4, size - off - 4, "stray bytes after the closing checksum"}
+		return h.count, &snapDamage{off + 4, size - off - 4, "stray bytes after the closing checksum"}
 	}
-	return nil
+	return h.count, nil
 }
 
 // salvageSnapshot reads every intact chunk frame of a format-2 snapshot,
