@@ -147,9 +147,11 @@ type Index struct {
 	lens []uint32
 	live []bool
 	// fwd[fwdOff[s]:fwdOff[s+1]] are the distinct term ids of slot s,
-	// ascending, as uvarint deltas (the first from 0): what Remove needs
-	// to update the document frequencies, in a third of the bytes of
-	// plain ids.
+	// ascending, each a uvarint delta (the first from 0) then its
+	// frequency: Remove needs the terms to update the document
+	// frequencies, and a read index checks the file's postings against
+	// these lists, slot by slot, in one sequential pass of each; in about
+	// 2.5 bytes a posting instead of 4 for a plain id.
 	fwdOff  []uint32
 	fwd     []byte
 	slotOf  slotMap
@@ -223,7 +225,7 @@ func (ix *Index) Add(id uint32, text string) {
 		p.appendTF(slot, tf)
 		p.df++
 		p.front = p.front.add(point{tf, dl})
-		ix.fwd = binary.AppendUvarint(ix.fwd, uint64(ids[i]-prev))
+		ix.fwd = binary.AppendUvarint(binary.AppendUvarint(ix.fwd, uint64(ids[i]-prev)), uint64(tf))
 		prev = ids[i]
 		i = j
 	}
@@ -353,8 +355,8 @@ func (ix *Index) dropEmptyTerms() {
 	for s := range len(ix.fwdOff) - 1 {
 		end := ix.fwdOff[s+1]
 		prev := uint32(0)
-		for t := range fwdTerms(ix.fwd[start:end]) {
-			fwd = binary.AppendUvarint(fwd, uint64(remap[t]-prev))
+		for t, tf := range fwdTerms(ix.fwd[start:end]) {
+			fwd = binary.AppendUvarint(binary.AppendUvarint(fwd, uint64(remap[t]-prev)), uint64(tf))
 			prev = remap[t]
 		}
 		ix.fwdOff[s+1], start = uint32(len(fwd)), end
@@ -362,18 +364,22 @@ func (ix *Index) dropEmptyTerms() {
 	ix.fwd = fwd
 }
 
-// fwdTerms yields the term ids of one forward list.
-func fwdTerms(b []byte) func(func(uint32) bool) {
-	return func(yield func(uint32) bool) {
+// fwdTerms yields the term ids and frequencies of one forward list.
+func fwdTerms(b []byte) func(func(uint32, uint32) bool) {
+	return func(yield func(uint32, uint32) bool) {
 		t := uint32(0)
 		for len(b) > 0 {
 			d, n := binary.Uvarint(b)
 			if n <= 0 {
 				return
 			}
-			b = b[n:]
+			f, m := binary.Uvarint(b[n:])
+			if m <= 0 {
+				return
+			}
+			b = b[n+m:]
 			t += uint32(d)
-			if !yield(t) {
+			if !yield(t, uint32(f)) {
 				return
 			}
 		}

@@ -362,7 +362,7 @@ func ReadIndex(r io.Reader, p Params) (*Index, error) {
 	// posting's term, in one to five bytes: a header that says otherwise
 	// is damaged.
 	if dictBytes > maxCount || nPost > maxCount || nTerms > nPost || nFront > nPost || nFront < nTerms ||
-		nBig > nPost || fwdBytes < nPost || fwdBytes > 5*nPost || fwdBytes > maxCount || flags&^flagDistinct != 0 {
+		nBig > nPost || fwdBytes < 2*nPost || fwdBytes > 10*nPost || fwdBytes > maxCount || flags&^flagDistinct != 0 {
 		return nil, fmt.Errorf("bm25: read index: %w: header counts (%d slots, %d terms, %d bytes of terms, %d postings, %d frontier points, %d large frequencies, %d forward bytes)",
 			ErrCorrupt, nSlots, nTerms, dictBytes, nPost, nFront, nBig, fwdBytes)
 	}
@@ -449,11 +449,10 @@ func (ix *Index) assemble(a *fileArrays) error {
 
 	ix.dict = make(map[string]uint32, nTerms)
 	ix.terms = make([]postings, nTerms)
-	// acc[s] counts slot s's distinct terms and tokens, which must add up
-	// to its length (then no frequency exceeds it), and sums a hash of its
-	// terms, which its forward list must give too: one array, so that the
-	// walk over the postings misses the cache once per posting.
-	acc := make([]slotAcc, nSlots)
+	// The postings must hold what the forward lists hold, slot by slot:
+	// the same (slot, term, frequency) triples, which both walks add up
+	// hashed, in the order they are stored, without a random access.
+	var sumPost, sumFwd uint64
 	nFront := len(a.pts) / 2
 	tfAt, dlAt := a.pts[:nFront], a.pts[nFront:]
 	// One array for every frontier, each term's capped at its length so
@@ -479,7 +478,6 @@ func (ix *Index) assemble(a *fileArrays) error {
 		// next term's postings.
 		p.slots, p.tfs = a.slots[ps:pe:pe], a.tfs[ps:pe:pe]
 		b0 := bi
-		th := termHash(uint32(t))
 		prev := int64(-1)
 		for i, s := range p.slots {
 			if int64(s) <= prev || int(s) >= nSlots {
@@ -495,13 +493,10 @@ func (ix *Index) assemble(a *fileArrays) error {
 				bigs[bi] = bigTF{s, tf}
 				bi++
 			}
-			c := &acc[s]
-			c.n++
-			c.sum += tf
-			c.h += th
-			if tf == 0 || c.sum < tf {
-				return fmt.Errorf("%w: term %d has frequency %d in slot %d", ErrCorrupt, t, tf, s)
+			if tf == 0 {
+				return fmt.Errorf("%w: term %d has frequency 0 in slot %d", ErrCorrupt, t, s)
 			}
+			sumPost += postHash(s, uint32(t), tf)
 			if ix.live[s] {
 				p.df++
 			}
@@ -526,32 +521,50 @@ func (ix *Index) assemble(a *fileArrays) error {
 	if bi != len(bigs) {
 		return fmt.Errorf("%w: %d large frequencies belong to no posting", ErrCorrupt, len(bigs)-bi)
 	}
-	// The forward lists must list, ascending, the terms whose postings
-	// hold the slot: the same count and the same sum of hashes.
+	// Each forward list holds ascending term ids and frequencies that add
+	// up to its slot's length (so no frequency exceeds it).
 	start := uint32(0)
+	nFwd := 0
 	for s := range nSlots {
 		end := a.fwdEnd[s]
-		n, h, t := uint32(0), uint32(0), uint64(0)
-		for b := a.fwd[start:end]; len(b) > 0; {
-			d, k := binary.Uvarint(b)
-			if k <= 0 || d >= uint64(nTerms) {
+		t, sum := uint64(0), uint64(0)
+		for i, b := 0, a.fwd[start:end]; len(b) > 0; i++ {
+			// Nearly every delta takes one or two bytes, and every
+			// frequency one.
+			d, k := uint64(b[0]), 1
+			if d >= 0x80 {
+				if len(b) > 1 && b[1] < 0x80 {
+					d, k = d&0x7f|uint64(b[1])<<7, 2
+				} else {
+					d, k = binary.Uvarint(b)
+				}
+			}
+			if k <= 0 || d >= uint64(nTerms) || k >= len(b) {
 				return fmt.Errorf("%w: slot %d's forward list is malformed", ErrCorrupt, s)
 			}
-			b = b[k:]
+			tf, m := uint64(b[k]), 1
+			if tf >= 0x80 {
+				tf, m = binary.Uvarint(b[k:])
+			}
+			if m <= 0 || tf == 0 || tf > math.MaxUint32 {
+				return fmt.Errorf("%w: slot %d's forward list is malformed", ErrCorrupt, s)
+			}
+			b = b[k+m:]
 			t += d
-			if (n > 0 && d == 0) || t >= uint64(nTerms) {
+			if (i > 0 && d == 0) || t >= uint64(nTerms) {
 				return fmt.Errorf("%w: slot %d's forward list is not ascending term ids", ErrCorrupt, s)
 			}
-			n++
-			h += termHash(uint32(t))
+			sum += tf
+			sumFwd += postHash(uint32(s), uint32(t), uint32(tf))
+			nFwd++
 		}
-		if c := acc[s]; c.n != n || c.h != h {
-			return fmt.Errorf("%w: slot %d's forward list disagrees with the postings", ErrCorrupt, s)
-		}
-		if acc[s].sum != a.lens[s] {
-			return fmt.Errorf("%w: slot %d has %d tokens in its postings, length %d", ErrCorrupt, s, acc[s].sum, a.lens[s])
+		if sum != uint64(a.lens[s]) {
+			return fmt.Errorf("%w: slot %d has %d tokens in its forward list, length %d", ErrCorrupt, s, sum, a.lens[s])
 		}
 		start = end
+	}
+	if nFwd != len(a.slots) || sumFwd != sumPost {
+		return fmt.Errorf("%w: the forward lists (%d entries) disagree with the postings (%d)", ErrCorrupt, nFwd, len(a.slots))
 	}
 	ix.fwd = a.fwd
 	ix.fwdOff = make([]uint32, nSlots+1)
@@ -559,18 +572,14 @@ func (ix *Index) assemble(a *fileArrays) error {
 	return nil
 }
 
-// termHash spreads term ids, whose sums over a slot's terms compare its
-// forward list with its postings.
-func termHash(t uint32) uint32 {
-	x := t*0x9e3779b1 + 0x7f4a7c15
-	x ^= x >> 15
-	x *= 0x2c1b3c6d
-	x ^= x >> 12
-	return x
+// postHash spreads a posting (slot, term, frequency) over 64 bits, so
+// that sums of it over the same postings are equal and over different
+// ones differ, but for a chance a damaged or buggy file does not court.
+func postHash(s, t, tf uint32) uint64 {
+	x := (uint64(s)<<32 | uint64(t)) ^ uint64(tf)*0x9e3779b97f4a7c15
+	x *= 0xbf58476d1ce4e5b9
+	return x ^ x>>31
 }
-
-// slotAcc is what assemble adds up for one slot.
-type slotAcc struct{ n, sum, h uint32 }
 
 // Remap renames the documents' ids: f maps each id the index holds to its
 // new one (callers whose ids are assigned afresh by each load read an

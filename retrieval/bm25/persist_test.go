@@ -244,11 +244,14 @@ func TestReadInconsistent(t *testing.T) {
 		"live byte":        func(b []byte) { b[liveAt] = 2 },
 		"length":           func(b []byte) { binary.LittleEndian.PutUint32(b[lensAt:], 7) },
 		"same id twice":    func(b []byte) { copy(b[body+4:body+8], b[body:body+4]) },
-		// The file ends with the forward lists, slot 0's (a, b) as
-		// deltas 0 1, slot 1's (b, c) as 1 1, then the checksum.
-		"forward repeat": func(b []byte) { b[len(b)-5] = 0 },
-		"forward range":  func(b []byte) { b[len(b)-5] = 2 },
-		"forward term":   func(b []byte) { b[len(b)-6] = 0 },
+		// The file ends with the forward lists, slot 0's (a 1, b 2) as
+		// delta, frequency pairs 0 1 1 2, slot 1's (b 1, c 1) as 1 1 1 1,
+		// then the checksum.
+		"forward repeat":    func(b []byte) { b[len(b)-6] = 0 },
+		"forward range":     func(b []byte) { b[len(b)-6] = 2 },
+		"forward term":      func(b []byte) { b[len(b)-8] = 0 },
+		"forward length":    func(b []byte) { b[len(b)-5] = 2 },
+		"forward frequency": func(b []byte) { b[len(b)-11], b[len(b)-9] = 2, 1 },
 	} {
 		b := slices.Clone(good)
 		edit(b)
