@@ -320,11 +320,23 @@ var errStopped = errors.New("stopped")
 // and emit hands on; it checks every checksum, but not the frames' when
 // ld is set. It returns how many frames it read before it stopped.
 func scanSnapshot(r io.ReaderAt, size int64, h snapHeader, ld *loadDecoder, next func(*snapBatch) *snapBatch, emit func(*snapBatch) error) (uint64, error) {
-	sr := io.NewSectionReader(r, 0, size)
-	cr := &crcReader{br: bufio.NewReaderSize(sr, int(min(1<<20, size)))}
-	head := make([]byte, h.len)
-	if _, err := io.ReadFull(cr, head); err != nil {
-		return 0, &snapDamage{0, size, "header: " + err.Error()}
+	var (
+		cr *crcReader   // format 1: a stream the chunks are decoded from
+		br *blockReader // format 2: frames read as views of its buffer
+		rd *reader      // format 1's decoder
+	)
+	if h.version == formatV1 {
+		cr = &crcReader{br: bufio.NewReaderSize(io.NewSectionReader(r, 0, size), int(min(1<<20, size)))}
+		if _, err := io.ReadFull(cr, make([]byte, h.len)); err != nil {
+			return 0, &snapDamage{0, size, "header: " + err.Error()}
+		}
+		rd = newReader(cr)
+		rd.ld = ld
+	} else {
+		br = &blockReader{r: r, size: size, buf: make([]byte, min(4<<20, size))}
+		if _, err := br.next(int(h.len)); err != nil {
+			return 0, &snapDamage{0, size, "header: " + err.Error()}
+		}
 	}
 	off := h.len
 	b := next(nil)
@@ -357,36 +369,32 @@ func scanSnapshot(r io.ReaderAt, size int64, h snapHeader, ld *loadDecoder, next
 		start(b)
 		return nil
 	}
-	var payload []byte
-	rd := newReader(cr)
-	rd.ld = ld
 	for i := uint64(0); i < h.count; i++ {
 		var c retrieval.Chunk
-		if h.version == formatV1 {
+		if rd != nil {
 			c = rd.chunk()
 			if rd.err != nil {
 				return i + 1, &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d: %v", i+1, h.count, rd.err)}
 			}
 		} else {
-			var fh [frameLen]byte
-			if _, err := io.ReadFull(cr, fh[:]); err != nil {
+			fh, err := br.next(frameLen)
+			if err != nil {
 				return i + 1, &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d cut short", i+1, h.count)}
 			}
-			n := int64(binary.LittleEndian.Uint32(fh[:]))
+			n := int64(binary.LittleEndian.Uint32(fh))
+			sum := binary.LittleEndian.Uint32(fh[4:])
 			if n == 0 || n > maxRecord || n > size-off-frameLen {
 				return i + 1, &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d has an impossible length %d", i+1, h.count, n)}
 			}
-			if int64(cap(payload)) < n {
-				payload = make([]byte, n)
-			}
-			payload = payload[:n]
-			if _, err := io.ReadFull(cr, payload); err != nil {
+			// A view of the block, valid until the next read: the decoder
+			// copies what it keeps.
+			payload, err := br.next(int(n))
+			if err != nil {
 				return i + 1, &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d cut short", i+1, h.count)}
 			}
-			if ld == nil && crc(payload) != binary.LittleEndian.Uint32(fh[4:]) {
+			if ld == nil && crc(payload) != sum {
 				return i + 1, &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d fails its checksum", i+1, h.count)}
 			}
-			var err error
 			if c, err = decodeChunkInto(payload, ld); err != nil {
 				return i + 1, &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d: %v", i+1, h.count, err)}
 			}
@@ -402,22 +410,82 @@ func scanSnapshot(r io.ReaderAt, size int64, h snapHeader, ld *loadDecoder, next
 	if err := flush(h.count); err != nil {
 		return h.count, err
 	}
-	if h.version == formatV1 {
+	var sum uint32
+	var tail []byte
+	var err error
+	if rd != nil {
 		off = size - 4 // format 1 has no frames: only the total is checked
+		sum = cr.crc
+		tail = make([]byte, 4)
+		_, err = io.ReadFull(cr.br, tail)
+	} else {
+		sum = br.crc
+		tail, err = br.next(4)
 	}
-	sum := cr.crc
-	var tail [4]byte
-	if _, err := io.ReadFull(cr.br, tail[:]); err != nil {
+	if err != nil {
 		return h.count, &snapDamage{off, size - off, "the closing checksum is missing"}
 	}
-	if binary.LittleEndian.Uint32(tail[:]) != sum {
+	if binary.LittleEndian.Uint32(tail) != sum {
 		return h.count, &snapDamage{off, 4, "checksum of the whole file mismatch"}
 	}
-	if _, err := cr.br.ReadByte(); err != io.EOF {
+	stray := false
+	if rd != nil {
+		_, err := cr.br.ReadByte()
+		stray = err != io.EOF
+	} else {
+		stray = br.consumed() != size
+	}
+	if stray {
 		return h.count, &snapDamage{off + 4, size - off - 4, "stray bytes after the closing checksum"}
 	}
 	return h.count, nil
 }
+
+// blockReader reads a file of size bytes in large blocks and hands out
+// views of them, feeding every byte it hands out through a CRC: a frame
+// is parsed where it was read, without a copy into a buffer of its own.
+type blockReader struct {
+	r      io.ReaderAt
+	size   int64
+	buf    []byte
+	lo, hi int    // buf[lo:hi] is read and not yet handed out
+	pos    int64  // the file offset of buf[hi]
+	crc    uint32 // of every byte handed out
+}
+
+// next returns the next n bytes, which stay valid until the next call;
+// io.ErrUnexpectedEOF when fewer are left.
+func (b *blockReader) next(n int) ([]byte, error) {
+	if b.hi-b.lo < n {
+		if int64(n-(b.hi-b.lo)) > b.size-b.pos {
+			return nil, io.ErrUnexpectedEOF
+		}
+		b.hi = copy(b.buf, b.buf[b.lo:b.hi])
+		b.lo = 0
+		if n > len(b.buf) {
+			b.buf = append(b.buf[:b.hi], make([]byte, n-b.hi)...)
+		}
+		for b.hi < n {
+			want := int(min(int64(len(b.buf)-b.hi), b.size-b.pos))
+			m, err := b.r.ReadAt(b.buf[b.hi:b.hi+want], b.pos)
+			b.hi += m
+			b.pos += int64(m)
+			if b.hi < n && err != nil {
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				return nil, err
+			}
+		}
+	}
+	p := b.buf[b.lo : b.lo+n : b.lo+n]
+	b.lo += n
+	b.crc = crc32Update(b.crc, p)
+	return p, nil
+}
+
+// consumed returns the file offset of the next byte next would hand out.
+func (b *blockReader) consumed() int64 { return b.pos - int64(b.hi-b.lo) }
 
 // salvageSnapshot reads every intact chunk frame of a format-2 snapshot,
 // skipping damaged ranges by looking for the next intact frame. It reports
