@@ -84,6 +84,8 @@ type loadDecoder struct {
 	// are shared instead of copied for every chunk.
 	tenant, source, ctype string
 	kv                    []string // scratch: metadata pairs being decoded
+	src                   byteSlice
+	rd                    reader
 }
 
 // intern returns s, which may be a view of the payload, as *last when
@@ -134,9 +136,32 @@ func (d *reader) short(n uint64) bool {
 	return false
 }
 
+// errOverflow is what binary.ReadUvarint says of an overlong varint.
+var errOverflow = errors.New("binary: varint overflows a 64-bit integer")
+
+// varintErr is the error of binary.Uvarint's or Varint's n <= 0: the
+// bytes end inside the varint, or it overflows.
+func varintErr(n int) error {
+	if n == 0 {
+		return errShort
+	}
+	return errOverflow
+}
+
 func (d *reader) uvarint() uint64 {
 	if d.err != nil {
 		return 0
+	}
+	if d.mem != nil {
+		// Straight from memory: a call through io.ByteReader per byte
+		// was a good part of decoding.
+		v, n := binary.Uvarint(d.mem.b)
+		if n <= 0 {
+			d.fail(varintErr(n))
+			return 0
+		}
+		d.mem.b = d.mem.b[n:]
+		return v
 	}
 	v, err := binary.ReadUvarint(d.br)
 	if err != nil {
@@ -148,6 +173,15 @@ func (d *reader) uvarint() uint64 {
 func (d *reader) varint() int64 {
 	if d.err != nil {
 		return 0
+	}
+	if d.mem != nil {
+		v, n := binary.Varint(d.mem.b)
+		if n <= 0 {
+			d.fail(varintErr(n))
+			return 0
+		}
+		d.mem.b = d.mem.b[n:]
+		return v
 	}
 	v, err := binary.ReadVarint(d.br)
 	if err != nil {

@@ -589,9 +589,18 @@ func decodeChunk(b []byte) (retrieval.Chunk, error) { return decodeChunkInto(b, 
 
 // decodeChunkInto is decodeChunk as a load decodes, with ld when not nil.
 func decodeChunkInto(b []byte, ld *loadDecoder) (retrieval.Chunk, error) {
-	src := &byteSlice{b}
-	r := newReader(src)
-	r.ld = ld
+	var src *byteSlice
+	var r *reader
+	if ld != nil {
+		// A load reuses its source and reader: two allocations a chunk.
+		ld.src.b = b
+		src = &ld.src
+		ld.rd = reader{r: src, br: src, mem: src, ld: ld}
+		r = &ld.rd
+	} else {
+		src = &byteSlice{b}
+		r = newReader(src)
+	}
 	c := r.chunk()
 	if r.err != nil {
 		return c, r.err
