@@ -358,7 +358,13 @@ func encodeReplace(tenant, docID string, chunks []retrieval.Chunk) []byte {
 }
 
 // decodeOp parses a log payload. It never panics on bad input.
-func decodeOp(payload []byte) (logOp, error) {
+func decodeOp(payload []byte) (logOp, error) { return decodeOpWith(payload, nil) }
+
+// decodeOpWith is decodeOp decoding the chunks through ld (see
+// loadDecoder) when not nil, for a load replaying its log. The vectors
+// decoded into ld's slab are not reused: a log's records are applied one
+// by one, and the slab only saves an allocation per vector.
+func decodeOpWith(payload []byte, ld *loadDecoder) (logOp, error) {
 	if len(payload) == 0 {
 		return logOp{}, errShort
 	}
@@ -370,9 +376,13 @@ func decodeOp(payload []byte) (logOp, error) {
 		if r.err == nil && n > uint64(len(payload)) { // every chunk takes bytes
 			r.fail(fmt.Errorf("%d chunks in a %d-byte record", n, len(payload)))
 		}
+		// Only the chunks are decoded as views of the payload, which
+		// chunk copies out before it returns.
+		r.ld = ld
 		for i := uint64(0); i < n && r.err == nil; i++ {
 			o.chunks = append(o.chunks, r.chunk())
 		}
+		r.ld = nil
 	}
 	switch o.op {
 	case opUpsert:

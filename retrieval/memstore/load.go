@@ -209,6 +209,7 @@ func loadFiles(ctx context.Context, dir string, s *Store, writable bool) (_ *loa
 
 	hasNote = hasNote && note.gen == l.hdr.gen
 	landed := hasNote && note.size == uint64(l.hdr.len) && note.seq == l.hdr.base
+	ld := &loadDecoder{skipVec: s.skipDense}
 	end, seq, dmg, err := scanLog(ctx, l.log, l.hdr.version, l.hdr.len, l.size, l.hdr.base, func(seq uint64, payload []byte, end int64) error {
 		if seq <= skip {
 			if hasNote && uint64(end) == note.size {
@@ -217,7 +218,7 @@ func loadFiles(ctx context.Context, dir string, s *Store, writable bool) (_ *loa
 			l.tailOff = end
 			return nil
 		}
-		op, err := decodeOp(payload)
+		op, err := decodeOpWith(payload, ld)
 		if err == nil {
 			err = s.applyOp(op)
 		}

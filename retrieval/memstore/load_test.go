@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -187,5 +189,64 @@ func TestLoadSnapshotReportsAsRead(t *testing.T) {
 	}
 	if damaged < 400 {
 		t.Fatalf("only %d of 600 damaged snapshots were refused", damaged)
+	}
+}
+
+// A reopen replays a log of upserts, replacements and deletions after the
+// snapshot into the state that wrote them, whether it adopts the index
+// files (and leaves the log's vectors undecoded) or builds the indexes.
+func TestReopenReplaysLog(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := mustOpen(t, Options{Dir: dir, CompactBytes: -1})
+	for d := range 40 {
+		if err := s.Upsert(ctx, docChunks("d"+strconv.Itoa(d), d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for d := range 40 {
+		doc := "d" + strconv.Itoa(d)
+		var err error
+		switch d % 3 {
+		case 0:
+			err = s.ReplaceDocument(ctx, retrieval.Scope{Tenant: "t"}, doc, docChunks(doc, d+7))
+		case 1:
+			err = s.DeleteDocument(ctx, retrieval.Scope{Tenant: "t"}, doc)
+		default:
+			err = s.Upsert(ctx, docChunks(doc, d+1))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := dump(s)
+	q := retrieval.Request{Scope: retrieval.Scope{Tenant: "t"}, Text: "common version8", Vector: vec(8, 3), K: 20}
+	wantHits, err := s.SearchHybrid(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, adopt := range []bool{true, false} {
+		if !adopt {
+			os.Remove(filepath.Join(dir, denseName))
+			os.Remove(filepath.Join(dir, sparseName))
+		}
+		s := mustOpen(t, Options{Dir: dir, ReadOnly: true})
+		if s.denseOnDisk != adopt {
+			t.Fatalf("adopt %v: the dense index file was adopted: %v", adopt, s.denseOnDisk)
+		}
+		if got := dump(s); got != want {
+			t.Fatalf("adopt %v: the reopened state differs:\n%s\nwant\n%s", adopt, got, want)
+		}
+		hits, err := s.SearchHybrid(ctx, q)
+		if err != nil || !reflect.DeepEqual(hits, wantHits) {
+			t.Fatalf("adopt %v: hits %v (%v), want %v", adopt, hits, err, wantHits)
+		}
+		s.Close()
 	}
 }
