@@ -250,3 +250,42 @@ func TestReopenReplaysLog(t *testing.T) {
 		s.Close()
 	}
 }
+
+// A snapshot cut short under a load that read its size before is an
+// error, not a crash: through a mapping, the pages past the new end fault.
+func TestLoadSnapshotCutUnderIt(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 2))
+	cs := loadChunks(r, 3000)
+	for i := range cs {
+		cs[i].ID = "c" + strconv.Itoa(i)
+	}
+	b := fuzzSnapshot(t, cs)
+	p := filepath.Join(t.TempDir(), snapName)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, err := readSnapHeader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	fn := func(cs []retrieval.Chunk) error { n += len(cs); return nil }
+	if err := loadSnapshot(context.Background(), f, int64(len(b)), h, &loadDecoder{}, fn); err != nil || n != len(cs) {
+		t.Fatalf("the whole snapshot: %d chunks, %v", n, err)
+	}
+	// At a page boundary: the next byte read is on a page past the end.
+	if err := os.Truncate(p, int64(len(b)/3/os.Getpagesize()*os.Getpagesize())); err != nil {
+		t.Fatal(err)
+	}
+	n = 0
+	if err := loadSnapshot(context.Background(), f, int64(len(b)), h, &loadDecoder{}, fn); err == nil {
+		t.Fatalf("a snapshot cut to a third loaded %d chunks without an error", n)
+	} else {
+		t.Logf("cut short: %v after %d chunks", err, n)
+	}
+}

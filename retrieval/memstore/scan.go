@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 
 	"github.com/adaptrag/adaptrag/retrieval"
 )
@@ -256,7 +258,7 @@ func streamSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader
 			}
 			return b
 		}
-		return scanSnapshot(r, size, h, ld, next, func(b *snapBatch) error {
+		return scanSnapshot(r, nil, size, h, ld, next, func(b *snapBatch) error {
 			if err := fn(b.chunks); err != nil {
 				return err
 			}
@@ -274,6 +276,29 @@ func streamSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader
 	var pend uint64
 	go func() {
 		defer close(out)
+		// The snapshot is read through a mapping when the platform has
+		// one: the frames are parsed where the page cache holds them.
+		// Snapshots are replaced by renaming, never changed in place, but
+		// one cut short by another hand under the mapping would fault on
+		// the pages past its end: that fault is this goroutine's panic,
+		// turned into an error.
+		var mapped []byte
+		if f, ok := r.(*os.File); ok {
+			if b, unmap, err := mapFile(f, size); err == nil {
+				mapped = b
+				defer unmap()
+			}
+		}
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if p := recover(); p != nil {
+				if e, ok := p.(interface{ Addr() uintptr }); ok && mapped != nil {
+					perr = fmt.Errorf("reading %s through its mapping faulted at %#x: was the file cut short?", snapName, e.Addr())
+					return
+				}
+				panic(p)
+			}
+		}()
 		next := func(*snapBatch) *snapBatch {
 			select {
 			case b := <-free:
@@ -282,7 +307,7 @@ func streamSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader
 				return nil
 			}
 		}
-		pend, perr = scanSnapshot(r, size, h, ld, next, func(b *snapBatch) error {
+		pend, perr = scanSnapshot(r, mapped, size, h, ld, next, func(b *snapBatch) error {
 			select {
 			case out <- b:
 				return nil
@@ -319,7 +344,10 @@ var errStopped = errors.New("stopped")
 // gives (the batch just handed on, nil at first; nil back means stop)
 // and emit hands on; it checks every checksum, but not the frames' when
 // ld is set. It returns how many frames it read before it stopped.
-func scanSnapshot(r io.ReaderAt, size int64, h snapHeader, ld *loadDecoder, next func(*snapBatch) *snapBatch, emit func(*snapBatch) error) (uint64, error) {
+//
+// mapped, when not nil, is the file's contents, which the frames are read
+// from instead of r.
+func scanSnapshot(r io.ReaderAt, mapped []byte, size int64, h snapHeader, ld *loadDecoder, next func(*snapBatch) *snapBatch, emit func(*snapBatch) error) (uint64, error) {
 	var (
 		cr *crcReader   // format 1: a stream the chunks are decoded from
 		br *blockReader // format 2: frames read as views of its buffer
@@ -333,7 +361,12 @@ func scanSnapshot(r io.ReaderAt, size int64, h snapHeader, ld *loadDecoder, next
 		rd = newReader(cr)
 		rd.ld = ld
 	} else {
-		br = &blockReader{r: r, size: size, buf: make([]byte, min(4<<20, size))}
+		br = &blockReader{r: r, size: size}
+		if mapped != nil {
+			br.buf, br.hi, br.pos, br.mapped = mapped, len(mapped), size, true
+		} else {
+			br.buf = make([]byte, min(4<<20, size))
+		}
 		if _, err := br.next(int(h.len)); err != nil {
 			return 0, &snapDamage{0, size, "header: " + err.Error()}
 		}
@@ -451,7 +484,15 @@ type blockReader struct {
 	lo, hi int    // buf[lo:hi] is read and not yet handed out
 	pos    int64  // the file offset of buf[hi]
 	crc    uint32 // of every byte handed out
+	// mapped: buf is a mapping of the whole file (mapFile), read in
+	// place; buf[:released] was handed out and dropped from memory.
+	mapped   bool
+	released int
 }
+
+// releaseEvery is how much of a mapped file is read between releases of
+// the pages behind.
+const releaseEvery = 16 << 20
 
 // next returns the next n bytes, which stay valid until the next call;
 // io.ErrUnexpectedEOF when fewer are left.
@@ -477,6 +518,13 @@ func (b *blockReader) next(n int) ([]byte, error) {
 				return nil, err
 			}
 		}
+	}
+	if b.mapped && b.lo-b.released >= releaseEvery {
+		// Every view handed out before this one is dead (the decoder
+		// copies what it keeps): its pages may go.
+		end := b.lo &^ (os.Getpagesize() - 1)
+		releaseMapped(b.buf[b.released:end])
+		b.released = end
 	}
 	p := b.buf[b.lo : b.lo+n : b.lo+n]
 	b.lo += n
