@@ -376,6 +376,12 @@ func decodeOpWith(payload []byte, ld *loadDecoder) (logOp, error) {
 		if r.err == nil && n > uint64(len(payload)) { // every chunk takes bytes
 			r.fail(fmt.Errorf("%d chunks in a %d-byte record", n, len(payload)))
 		}
+		if r.err == nil && ld != nil {
+			// Sized up front (a damaged count is capped): a load replays
+			// many records, and growing each by appends doubles the
+			// garbage it leaves.
+			o.chunks = make([]retrieval.Chunk, 0, min(n, 4096))
+		}
 		// Only the chunks are decoded as views of the payload, which
 		// chunk copies out before it returns.
 		r.ld = ld

@@ -207,6 +207,17 @@ func loadFiles(ctx context.Context, dir string, s *Store, writable bool) (_ *loa
 		l.gen, l.base = l.hdr.gen, l.hdr.base
 	}
 
+	// Room for the chunks the log may add, estimated from its size by the
+	// snapshot's bytes per chunk (or a vector's, without one): growing the
+	// per-record slices by appends copies them over and over, which for a
+	// log of half the snapshot's size was most of the garbage of a load.
+	if logBytes := l.size - l.hdr.len; logBytes > 0 {
+		per := int64(4*s.dim + 64)
+		if snap != nil && sh.count > 0 {
+			per = max(snapSize/int64(sh.count), 1)
+		}
+		s.grow(uint64(logBytes/per), logBytes)
+	}
 	hasNote = hasNote && note.gen == l.hdr.gen
 	landed := hasNote && note.size == uint64(l.hdr.len) && note.seq == l.hdr.base
 	ld := &loadDecoder{skipVec: s.skipDense}
