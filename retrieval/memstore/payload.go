@@ -128,7 +128,7 @@ type srcKey struct {
 	source string
 }
 
-// linkCache is the posting lists link added the last record to, for a
+// linkCache is the posting lists linkWith added the last record to, for a
 // batch whose records share them: each a map lookup saved.
 type linkCache struct {
 	tenant *idSet
