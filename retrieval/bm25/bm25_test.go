@@ -391,3 +391,51 @@ func TestSearchAllocations(t *testing.T) {
 		t.Fatalf("%v allocs per query, want <= 8", allocs)
 	}
 }
+
+// slotMap against a map, with ids near the slots (the array) and far
+// beyond them (the map), and an array that grows over ids the map held.
+func TestSlotMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	var m slotMap
+	want := map[uint32]uint32{}
+	nSlots := 0
+	for step := range 50_000 {
+		var id uint32
+		switch r.IntN(4) {
+		case 0:
+			id = uint32(200_000 + r.IntN(100_000)) // far until the slots catch up
+		case 1:
+			id = r.Uint32()
+		default:
+			id = uint32(r.IntN(2*nSlots + 10))
+		}
+		if r.IntN(3) == 0 {
+			m.del(id)
+			delete(want, id)
+		} else {
+			nSlots += 5 // the array's reach grows past the far ids
+			m.set(id, uint32(nSlots), nSlots)
+			want[id] = uint32(nSlots)
+		}
+		if step%1000 == 0 || step == 49_999 {
+			if m.len() != len(want) {
+				t.Fatalf("step %d: len %d, want %d", step, m.len(), len(want))
+			}
+			for id, s := range want {
+				if got, ok := m.get(id); !ok || got != s {
+					t.Fatalf("step %d: id %d maps to %d, %v; want %d", step, id, got, ok, s)
+				}
+			}
+			for range 100 {
+				id := r.Uint32()
+				_, ok := m.get(id)
+				if _, w := want[id]; ok != w {
+					t.Fatalf("step %d: id %d present %v, want %v", step, id, ok, w)
+				}
+			}
+		}
+	}
+	if len(m.dense) <= 300_000 || len(m.far) == 0 {
+		t.Fatalf("the array covers %d ids and the map holds %d: both were not exercised", len(m.dense), len(m.far))
+	}
+}

@@ -25,18 +25,23 @@ var ErrParams = errors.New("bm25: index file written with other parameters")
 
 // File format (little endian): the 8-byte magic and version, a header of
 // fixed-size fields and its CRC-32C (checked before anything is allocated
-// from its counts), then raw arrays: per slot its id, length and live
-// byte; the dictionary as the end offset of each term in one byte string,
-// then that string; the end offset of each term's postings, the postings'
-// slots and their term frequencies (1, 2 or 4 bytes each, the least that
-// holds the largest); the end offset of each term's frontier and its
-// points' tf and dl; then the CRC-32C of every byte before it. The
-// forward lists, document frequencies and totals are derived from these
-// on reading, which is cheaper than storing them.
+// from its counts), then the index's arrays as it holds them, so that
+// reading is reading arrays and checking them: per slot its id, length and
+// live byte; the dictionary as the end offset of each term in one byte
+// string, then that string; the end offset of each term's postings, the
+// postings' slots and their one-byte term frequencies; the frequencies
+// too large for a byte as (term, slot, tf) triples in term and slot
+// order; the end offset of each term's frontier and its points' tf and
+// dl; the end offset of each slot's forward list, then those lists; then
+// the CRC-32C of every byte before it. Document frequencies and totals are
+// derived on reading, in the pass that checks the postings.
+//
+// Version 1 stored frequencies wider and no forward lists; such a file is
+// refused (ErrCorrupt) and its owner rebuilds the index.
 const (
 	fileMagic   = "ADRGBM25"
-	fileVersion = 1
-	headerLen   = 8 + 8 + 4 + 4 + 4 + 4 + 8 + 8 + 8 + 4
+	fileVersion = 2
+	headerLen   = 8 + 8 + 4 + 4 + 4 + 4 + 8 + 8 + 8 + 8 + 8
 	// maxCount bounds every count of the header: arrays are indexed by
 	// uint32, and a damaged header that passes its checksum by chance
 	// still cannot ask for an absurd allocation.
@@ -105,26 +110,6 @@ func (fw *fileWriter) u32s(a []uint32) {
 	}
 }
 
-// uints writes a with width bytes an element (1, 2 or 4).
-func (fw *fileWriter) uints(a []uint32, width int) {
-	if width == 4 {
-		fw.u32s(a)
-		return
-	}
-	for i := 0; i < len(a); i += 1 << 14 {
-		b := fw.buf[:0]
-		for _, x := range a[i:min(i+1<<14, len(a))] {
-			if width == 1 {
-				b = append(b, byte(x))
-			} else {
-				b = binary.LittleEndian.AppendUint16(b, uint16(x))
-			}
-		}
-		fw.write(b)
-		fw.buf = b
-	}
-}
-
 func (fw *fileWriter) sum() {
 	fw.write(binary.LittleEndian.AppendUint32(nil, fw.crc.Sum32()))
 }
@@ -136,15 +121,12 @@ func (fw *fileWriter) sum() {
 // ids change from one process to the next renames them after reading
 // (Remap).
 func (ix *Index) WriteTo(w io.Writer) (int64, error) {
-	var nPost, nFront uint64
-	maxTF := uint32(0)
+	var nPost, nFront, nBig uint64
 	for t := range ix.terms {
 		p := &ix.terms[t]
 		nPost += uint64(len(p.slots))
 		nFront += uint64(len(p.front))
-		for _, tf := range p.tfs {
-			maxTF = max(maxTF, tf)
-		}
+		nBig += uint64(len(p.big))
 	}
 	var dictBytes uint64
 	ends := make([]uint32, len(ix.terms))
@@ -156,15 +138,8 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 		dictBytes += uint64(len(tok))
 		ends[t] = uint32(dictBytes)
 	}
-	if nPost > maxCount || dictBytes > maxCount || len(ix.ids) > maxCount {
+	if nPost > maxCount || dictBytes > maxCount || len(ix.ids) > maxCount || 3*nBig > maxCount || 2*nFront > maxCount {
 		return 0, fmt.Errorf("bm25: write index: too large (%d postings, %d bytes of terms)", nPost, dictBytes)
-	}
-	width := 4
-	switch {
-	case maxTF <= math.MaxUint8:
-		width = 1
-	case maxTF <= math.MaxUint16:
-		width = 2
 	}
 	fw := &fileWriter{w: bufio.NewWriterSize(w, 1<<20), crc: crc32.New(castagnoli), buf: make([]byte, 0, 4<<14)}
 	h := make([]byte, 0, len(fileMagic)+4+headerLen)
@@ -183,7 +158,8 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	h = binary.LittleEndian.AppendUint64(h, dictBytes)
 	h = binary.LittleEndian.AppendUint64(h, nPost)
 	h = binary.LittleEndian.AppendUint64(h, nFront)
-	h = binary.LittleEndian.AppendUint32(h, uint32(width))
+	h = binary.LittleEndian.AppendUint64(h, nBig)
+	h = binary.LittleEndian.AppendUint64(h, uint64(len(ix.fwd)))
 	fw.write(h)
 	fw.sum()
 
@@ -211,8 +187,15 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 		fw.u32s(ix.terms[t].slots)
 	}
 	for t := range ix.terms {
-		fw.uints(ix.terms[t].tfs, width)
+		fw.write(ix.terms[t].tfs)
 	}
+	big := make([]uint32, 0, 3*nBig)
+	for t := range ix.terms {
+		for _, e := range ix.terms[t].big {
+			big = append(big, uint32(t), e.slot, e.tf)
+		}
+	}
+	fw.u32s(big)
 	n = 0
 	for t := range ix.terms {
 		n += uint32(len(ix.terms[t].front))
@@ -231,6 +214,8 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	fw.u32s(pts)
+	fw.u32s(ix.fwdOff[1:])
+	fw.write(ix.fwd)
 	fw.sum()
 	if fw.err == nil {
 		fw.err = fw.w.Flush()
@@ -285,35 +270,36 @@ func (fr *fileReader) checksum(what string) {
 
 // u32s reads n little-endian uint32s into a new slice.
 func (fr *fileReader) u32s(n int) []uint32 {
-	return fr.uints(n, 4)
-}
-
-// uints reads n elements of width bytes (1, 2 or 4) into a new []uint32.
-func (fr *fileReader) uints(n, width int) []uint32 {
 	if fr.err != nil || n == 0 {
 		return nil
 	}
 	out := make([]uint32, n)
-	if width == 4 && hostLittle {
+	if hostLittle {
 		fr.read(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 4*n))
 	} else {
 		const piece = 1 << 16
-		b := make([]byte, piece*width)
+		b := make([]byte, 4*piece)
 		for i := 0; i < n && fr.err == nil; i += piece {
 			part := out[i:min(i+piece, n)]
-			fr.read(b[:len(part)*width])
+			fr.read(b[:4*len(part)])
 			for j := range part {
-				switch width {
-				case 1:
-					part[j] = uint32(b[j])
-				case 2:
-					part[j] = uint32(binary.LittleEndian.Uint16(b[2*j:]))
-				default:
-					part[j] = binary.LittleEndian.Uint32(b[4*j:])
-				}
+				part[j] = binary.LittleEndian.Uint32(b[4*j:])
 			}
 		}
 	}
+	if fr.err != nil {
+		return nil
+	}
+	return out
+}
+
+// bytes reads n bytes into a new slice.
+func (fr *fileReader) bytes(n int) []byte {
+	if fr.err != nil || n == 0 {
+		return nil
+	}
+	out := make([]byte, n)
+	fr.read(out)
 	if fr.err != nil {
 		return nil
 	}
@@ -366,39 +352,45 @@ func ReadIndex(r io.Reader, p Params) (*Index, error) {
 	flags, fp := binary.LittleEndian.Uint32(h[16:]), binary.LittleEndian.Uint32(h[20:])
 	nSlots, nTerms := uint64(binary.LittleEndian.Uint32(h[24:])), uint64(binary.LittleEndian.Uint32(h[28:]))
 	dictBytes, nPost, nFront := binary.LittleEndian.Uint64(h[32:]), binary.LittleEndian.Uint64(h[40:]), binary.LittleEndian.Uint64(h[48:])
-	width := int(binary.LittleEndian.Uint32(h[56:]))
+	nBig, fwdBytes := binary.LittleEndian.Uint64(h[56:]), binary.LittleEndian.Uint64(h[64:])
 	if want := ix.analyzerPrint(); k1 != ix.k1 || b != ix.b || (flags&flagDistinct != 0) != ix.distinct || fp != want {
 		return nil, fmt.Errorf("bm25: read index: %w: k1 %g, b %g, flags %#x, analyzer %#08x; want %g, %g, distinct %v, %#08x",
 			ErrParams, k1, b, flags, fp, ix.k1, ix.b, ix.distinct, want)
 	}
 	// Every term has a posting and a frontier point, and every frontier
-	// point is a posting's: a header that says otherwise is damaged.
+	// point and large frequency is a posting's; a forward entry is one
+	// posting's term, in one to five bytes: a header that says otherwise
+	// is damaged.
 	if dictBytes > maxCount || nPost > maxCount || nTerms > nPost || nFront > nPost || nFront < nTerms ||
-		(width != 1 && width != 2 && width != 4) || flags&^flagDistinct != 0 {
-		return nil, fmt.Errorf("bm25: read index: %w: header counts (%d slots, %d terms, %d bytes of terms, %d postings, %d frontier points, width %d)",
-			ErrCorrupt, nSlots, nTerms, dictBytes, nPost, nFront, width)
+		nBig > nPost || fwdBytes < 2*nPost || fwdBytes > 10*nPost || fwdBytes > maxCount || flags&^flagDistinct != 0 {
+		return nil, fmt.Errorf("bm25: read index: %w: header counts (%d slots, %d terms, %d bytes of terms, %d postings, %d frontier points, %d large frequencies, %d forward bytes)",
+			ErrCorrupt, nSlots, nTerms, dictBytes, nPost, nFront, nBig, fwdBytes)
 	}
 
 	ids := fr.u32s(int(nSlots))
 	lens := fr.u32s(int(nSlots))
-	live := make([]byte, nSlots)
-	fr.read(live)
+	live := fr.bytes(int(nSlots))
 	termEnd := fr.u32s(int(nTerms))
 	fr.ends(termEnd, dictBytes, "term")
-	blob := make([]byte, dictBytes)
-	fr.read(blob)
+	blob := fr.bytes(int(dictBytes))
 	postEnd := fr.u32s(int(nTerms))
 	fr.ends(postEnd, nPost, "posting")
 	slots := fr.u32s(int(nPost))
-	tfs := fr.uints(int(nPost), width)
+	tfs := fr.bytes(int(nPost))
+	big := fr.u32s(int(3 * nBig))
 	frontEnd := fr.u32s(int(nTerms))
 	fr.ends(frontEnd, nFront, "frontier")
 	pts := fr.u32s(int(2 * nFront))
+	fwdEnd := fr.u32s(int(nSlots))
+	fr.ends(fwdEnd, fwdBytes, "forward list")
+	fwd := fr.bytes(int(fwdBytes))
 	fr.checksum("index")
 	if fr.err != nil {
 		return nil, fmt.Errorf("bm25: read index: %w", fr.err)
 	}
-	if err := ix.assemble(ids, lens, live, termEnd, unsafeString(blob), postEnd, slots, tfs, frontEnd, pts); err != nil {
+	arr := fileArrays{ids: ids, lens: lens, live: live, termEnd: termEnd, blob: unsafeString(blob), postEnd: postEnd,
+		slots: slots, tfs: tfs, big: big, frontEnd: frontEnd, pts: pts, fwdEnd: fwdEnd, fwd: fwd}
+	if err := ix.assemble(&arr); err != nil {
 		return nil, fmt.Errorf("bm25: read index: %w", err)
 	}
 	return ix, nil
@@ -414,58 +406,69 @@ func unsafeString(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
+// fileArrays are the arrays of an index file, in its order.
+type fileArrays struct {
+	ids, lens      []uint32
+	live           []byte
+	termEnd        []uint32
+	blob           string
+	postEnd, slots []uint32
+	tfs            []uint8
+	big            []uint32 // (term, slot, tf) triples
+	frontEnd, pts  []uint32
+	fwdEnd         []uint32
+	fwd            []byte
+}
+
 // assemble fills the empty ix from the arrays of a file whose checksum
-// and offsets were verified, checking what a damaged or forged file
-// could get wrong that would make a search misbehave.
-func (ix *Index) assemble(ids, lens []uint32, live []byte, termEnd []uint32, blob string,
-	postEnd, slots, tfs, frontEnd, pts []uint32) error {
-	nSlots, nTerms := len(ids), len(termEnd)
-	ix.ids, ix.lens = ids, lens
+// and offsets were verified, in place, checking what a damaged or forged
+// file could get wrong that would make a search or a later Add or Remove
+// misbehave.
+func (ix *Index) assemble(a *fileArrays) error {
+	nSlots, nTerms := len(a.ids), len(a.termEnd)
+	ix.ids, ix.lens = a.ids, a.lens
 	ix.live = make([]bool, nSlots)
-	nLive := 0
-	for s, l := range live {
+	ix.slotOf.grow(nSlots)
+	for s, l := range a.live {
 		switch l {
 		case 0:
+			continue
 		case 1:
-			ix.live[s] = true
-			nLive++
-			ix.sumLive += uint64(lens[s])
 		default:
 			return fmt.Errorf("%w: slot %d has live byte %d", ErrCorrupt, s, l)
 		}
-	}
-	ix.nLive = nLive
-	ix.slotOf = make(map[uint32]uint32, nLive)
-	for s, id := range ids {
-		if !ix.live[s] {
-			continue
-		}
-		if _, dup := ix.slotOf[id]; dup {
+		ix.live[s] = true
+		ix.nLive++
+		ix.sumLive += uint64(a.lens[s])
+		id := a.ids[s]
+		if _, dup := ix.slotOf.get(id); dup {
 			return fmt.Errorf("%w: id %d live in two slots", ErrCorrupt, id)
 		}
-		ix.slotOf[id] = uint32(s)
+		ix.slotOf.set(id, uint32(s), nSlots)
 	}
 
 	ix.dict = make(map[string]uint32, nTerms)
 	ix.terms = make([]postings, nTerms)
-	// acc[s] counts slot s's distinct terms and tokens, which must add up
-	// to its length (then no frequency exceeds it): one array, so that
-	// the walk over the postings misses the cache once per posting.
-	acc := make([]slotAcc, nSlots)
-	nFront := len(pts) / 2
-	tfAt, dlAt := pts[:nFront], pts[nFront:]
+	// The postings must hold what the forward lists hold, slot by slot:
+	// the same (slot, term, frequency) triples, which both walks add up
+	// hashed, in the order they are stored, without a random access.
+	var sumPost, sumFwd uint64
+	nFront := len(a.pts) / 2
+	tfAt, dlAt := a.pts[:nFront], a.pts[nFront:]
 	// One array for every frontier, each term's capped at its length so
 	// that frontier.add, which edits in place, cannot spill into the next.
 	front := make(frontier, nFront)
+	bigs := make([]bigTF, len(a.big)/3)
+	bi := 0 // the next triple of a.big
 	var wStart, pStart, fStart uint32
 	for t := range nTerms {
-		tok := blob[wStart:termEnd[t]]
-		wStart = termEnd[t]
+		tok := a.blob[wStart:a.termEnd[t]]
+		wStart = a.termEnd[t]
 		if _, dup := ix.dict[tok]; dup {
 			return fmt.Errorf("%w: term %q stored twice", ErrCorrupt, tok)
 		}
 		ix.dict[tok] = uint32(t)
-		ps, pe := pStart, postEnd[t]
+		ps, pe := pStart, a.postEnd[t]
 		pStart = pe
 		if ps == pe {
 			return fmt.Errorf("%w: term %d has no postings", ErrCorrupt, t)
@@ -473,25 +476,35 @@ func (ix *Index) assemble(ids, lens []uint32, live []byte, termEnd []uint32, blo
 		p := &ix.terms[t]
 		// Full slice expressions: an Add appends to a copy, not over the
 		// next term's postings.
-		p.slots, p.tfs = slots[ps:pe:pe], tfs[ps:pe:pe]
+		p.slots, p.tfs = a.slots[ps:pe:pe], a.tfs[ps:pe:pe]
+		b0 := bi
 		prev := int64(-1)
 		for i, s := range p.slots {
 			if int64(s) <= prev || int(s) >= nSlots {
 				return fmt.Errorf("%w: term %d lists slot %d out of order or range", ErrCorrupt, t, s)
 			}
 			prev = int64(s)
-			a := &acc[s]
-			tf := p.tfs[i]
-			a.n++
-			a.sum += tf
-			if tf == 0 || a.sum < tf {
-				return fmt.Errorf("%w: term %d has frequency %d in slot %d", ErrCorrupt, t, tf, s)
+			tf := uint32(p.tfs[i])
+			if tf == tfBig {
+				if bi == len(bigs) || a.big[3*bi] != uint32(t) || a.big[3*bi+1] != s || a.big[3*bi+2] < tfBig {
+					return fmt.Errorf("%w: term %d's frequency in slot %d is missing or wrong", ErrCorrupt, t, s)
+				}
+				tf = a.big[3*bi+2]
+				bigs[bi] = bigTF{s, tf}
+				bi++
 			}
+			if tf == 0 {
+				return fmt.Errorf("%w: term %d has frequency 0 in slot %d", ErrCorrupt, t, s)
+			}
+			sumPost += postHash(s, uint32(t), tf)
 			if ix.live[s] {
 				p.df++
 			}
 		}
-		fs, fe := fStart, frontEnd[t]
+		if bi > b0 {
+			p.big = bigs[b0:bi:bi]
+		}
+		fs, fe := fStart, a.frontEnd[t]
 		fStart = fe
 		if fs == fe {
 			return fmt.Errorf("%w: term %d has no score bound", ErrCorrupt, t)
@@ -505,31 +518,68 @@ func (ix *Index) assemble(ids, lens []uint32, live []byte, termEnd []uint32, blo
 			p.front[i] = q
 		}
 	}
-	// The forward lists: fwdOff[s] starts at the end of slot s's list and
-	// is moved back over it as the terms are walked from the last, which
-	// leaves each list sorted, as Add does, and fwdOff[s] at its start.
-	ix.fwdOff = make([]uint32, nSlots+1)
-	off := uint32(0)
+	if bi != len(bigs) {
+		return fmt.Errorf("%w: %d large frequencies belong to no posting", ErrCorrupt, len(bigs)-bi)
+	}
+	// Each forward list holds ascending term ids and frequencies that add
+	// up to its slot's length (so no frequency exceeds it).
+	start := uint32(0)
+	nFwd := 0
 	for s := range nSlots {
-		if acc[s].sum != lens[s] {
-			return fmt.Errorf("%w: slot %d has %d tokens in its postings, length %d", ErrCorrupt, s, acc[s].sum, lens[s])
+		end := a.fwdEnd[s]
+		t, sum := uint64(0), uint64(0)
+		for i, b := 0, a.fwd[start:end]; len(b) > 0; i++ {
+			// Nearly every delta takes one or two bytes, and every
+			// frequency one.
+			d, k := uint64(b[0]), 1
+			if d >= 0x80 {
+				if len(b) > 1 && b[1] < 0x80 {
+					d, k = d&0x7f|uint64(b[1])<<7, 2
+				} else {
+					d, k = binary.Uvarint(b)
+				}
+			}
+			if k <= 0 || d >= uint64(nTerms) || k >= len(b) {
+				return fmt.Errorf("%w: slot %d's forward list is malformed", ErrCorrupt, s)
+			}
+			tf, m := uint64(b[k]), 1
+			if tf >= 0x80 {
+				tf, m = binary.Uvarint(b[k:])
+			}
+			if m <= 0 || tf == 0 || tf > math.MaxUint32 {
+				return fmt.Errorf("%w: slot %d's forward list is malformed", ErrCorrupt, s)
+			}
+			b = b[k+m:]
+			t += d
+			if (i > 0 && d == 0) || t >= uint64(nTerms) {
+				return fmt.Errorf("%w: slot %d's forward list is not ascending term ids", ErrCorrupt, s)
+			}
+			sum += tf
+			sumFwd += postHash(uint32(s), uint32(t), uint32(tf))
+			nFwd++
 		}
-		off += acc[s].n
-		ix.fwdOff[s] = off
-	}
-	ix.fwdOff[nSlots] = off
-	ix.fwd = make([]uint32, off)
-	for t := len(ix.terms) - 1; t >= 0; t-- {
-		for _, s := range ix.terms[t].slots {
-			ix.fwdOff[s]--
-			ix.fwd[ix.fwdOff[s]] = uint32(t)
+		if sum != uint64(a.lens[s]) {
+			return fmt.Errorf("%w: slot %d has %d tokens in its forward list, length %d", ErrCorrupt, s, sum, a.lens[s])
 		}
+		start = end
 	}
+	if nFwd != len(a.slots) || sumFwd != sumPost {
+		return fmt.Errorf("%w: the forward lists (%d entries) disagree with the postings (%d)", ErrCorrupt, nFwd, len(a.slots))
+	}
+	ix.fwd = a.fwd
+	ix.fwdOff = make([]uint32, nSlots+1)
+	copy(ix.fwdOff[1:], a.fwdEnd)
 	return nil
 }
 
-// slotAcc is what assemble adds up for one slot.
-type slotAcc struct{ n, sum uint32 }
+// postHash spreads a posting (slot, term, frequency) over 64 bits, so
+// that sums of it over the same postings are equal and over different
+// ones differ, but for a chance a damaged or buggy file does not court.
+func postHash(s, t, tf uint32) uint64 {
+	x := (uint64(s)<<32 | uint64(t)) ^ uint64(tf)*0x9e3779b97f4a7c15
+	x *= 0xbf58476d1ce4e5b9
+	return x ^ x>>31
+}
 
 // Remap renames the documents' ids: f maps each id the index holds to its
 // new one (callers whose ids are assigned afresh by each load read an
@@ -537,10 +587,8 @@ type slotAcc struct{ n, sum uint32 }
 // one over the live ids; Remap fails, leaving the index unusable, when f
 // rejects one or maps two to one. It costs one pass over the documents.
 func (ix *Index) Remap(f func(old uint32) (uint32, bool)) error {
-	// The map is refilled, not made again: it already has room for every
-	// live id, and growing a second one is most of the cost.
-	slotOf := ix.slotOf
-	clear(slotOf)
+	var slotOf slotMap
+	slotOf.grow(len(ix.ids))
 	for s, old := range ix.ids {
 		if !ix.live[s] {
 			// A dead slot's id is never read; clear it so that no stale
@@ -552,11 +600,12 @@ func (ix *Index) Remap(f func(old uint32) (uint32, bool)) error {
 		if !ok {
 			return fmt.Errorf("bm25: remap: id %d has no new id", old)
 		}
-		if _, dup := slotOf[id]; dup {
+		if _, dup := slotOf.get(id); dup {
 			return fmt.Errorf("bm25: remap: two ids map to %d", id)
 		}
 		ix.ids[s] = id
-		slotOf[id] = uint32(s)
+		slotOf.set(id, uint32(s), len(ix.ids))
 	}
+	ix.slotOf = slotOf
 	return nil
 }

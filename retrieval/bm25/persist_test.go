@@ -10,6 +10,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/adaptrag/adaptrag/retrieval/analysis"
@@ -68,7 +69,7 @@ func sameResults(t *testing.T, a, b *Index, r *rand.Rand, z *rand.Zipf) {
 		t.Fatalf("Len %d, want %d", b.Len(), a.Len())
 	}
 	var among []uint32
-	for id := range a.slotOf {
+	for id := range idSlots(a) {
 		if r.IntN(4) == 0 {
 			among = append(among, id)
 		}
@@ -95,7 +96,7 @@ func sameResults(t *testing.T, a, b *Index, r *rand.Rand, z *rand.Zipf) {
 // searches do not show (a bound too high only costs time) included.
 func sameState(t *testing.T, a, b *Index) {
 	t.Helper()
-	if !maps.Equal(a.dict, b.dict) || !maps.Equal(a.slotOf, b.slotOf) || len(a.terms) != len(b.terms) {
+	if !maps.Equal(a.dict, b.dict) || !maps.Equal(idSlots(a), idSlots(b)) || len(a.terms) != len(b.terms) {
 		t.Fatal("dictionaries, id maps or term counts differ")
 	}
 	for i := range a.terms {
@@ -234,13 +235,23 @@ func TestReadInconsistent(t *testing.T) {
 	lensAt := body + 8
 	liveAt := body + 16
 	for name, edit := range map[string]func(b []byte){
+		"version 1":        func(b []byte) { binary.LittleEndian.PutUint32(b[len(fileMagic):], 1) },
 		"huge term count":  func(b []byte) { binary.LittleEndian.PutUint32(b[hdr+28:], 1<<31) },
 		"huge posting cnt": func(b []byte) { binary.LittleEndian.PutUint64(b[hdr+40:], 1<<40) },
-		"tf width":         func(b []byte) { binary.LittleEndian.PutUint32(b[hdr+56:], 3) },
+		"large tf count":   func(b []byte) { binary.LittleEndian.PutUint64(b[hdr+56:], 1) },
+		"forward bytes":    func(b []byte) { binary.LittleEndian.PutUint64(b[hdr+64:], 1<<40) },
 		"unknown flag":     func(b []byte) { b[hdr+16] |= 4 },
 		"live byte":        func(b []byte) { b[liveAt] = 2 },
 		"length":           func(b []byte) { binary.LittleEndian.PutUint32(b[lensAt:], 7) },
 		"same id twice":    func(b []byte) { copy(b[body+4:body+8], b[body:body+4]) },
+		// The file ends with the forward lists, slot 0's (a 1, b 2) as
+		// delta, frequency pairs 0 1 1 2, slot 1's (b 1, c 1) as 1 1 1 1,
+		// then the checksum.
+		"forward repeat":    func(b []byte) { b[len(b)-6] = 0 },
+		"forward range":     func(b []byte) { b[len(b)-6] = 2 },
+		"forward term":      func(b []byte) { b[len(b)-8] = 0 },
+		"forward length":    func(b []byte) { b[len(b)-5] = 2 },
+		"forward frequency": func(b []byte) { b[len(b)-11], b[len(b)-9] = 2, 1 },
 	} {
 		b := slices.Clone(good)
 		edit(b)
@@ -276,7 +287,7 @@ func TestRemap(t *testing.T) {
 	// The renamed ids are the ones Remove and SearchAmong know.
 	id := want1(t, got)
 	got.Remove(id)
-	if _, ok := got.slotOf[id]; ok {
+	if _, ok := got.slotOf.get(id); ok {
 		t.Fatal("Remove by a renamed id left the document")
 	}
 
@@ -299,9 +310,67 @@ func TestRemap(t *testing.T) {
 // want1 returns some live id of ix.
 func want1(t *testing.T, ix *Index) uint32 {
 	t.Helper()
-	for id := range ix.slotOf {
+	for id := range idSlots(ix) {
 		return id
 	}
 	t.Fatal("no live document")
 	return 0
+}
+
+// idSlots returns the slot of every live id of ix, checking that the id
+// map agrees with the slots.
+func idSlots(ix *Index) map[uint32]uint32 {
+	m := make(map[uint32]uint32)
+	for s, id := range ix.ids {
+		if ix.live[s] {
+			m[id] = uint32(s)
+		}
+	}
+	if len(m) != ix.slotOf.len() {
+		panic("the id map holds other ids than the live slots")
+	}
+	for id, s := range m {
+		if got, ok := ix.slotOf.get(id); !ok || got != s {
+			panic("the id map disagrees with the slots")
+		}
+	}
+	return m
+}
+
+// Frequencies too large for a byte stay exact through a write and a read,
+// and through the compaction that renumbers slots.
+func TestLargeFrequencies(t *testing.T) {
+	an := analysis.Whitespace()
+	text := func(i int) string { return "y " + strings.Repeat("x ", i%700) }
+	ix := New(Params{Analyzer: an})
+	for i := range 2000 {
+		ix.Add(uint32(i), text(i))
+	}
+	fresh := New(Params{Analyzer: an})
+	for i := range 2000 {
+		if i >= 1500 || i%7 == 0 {
+			fresh.Add(uint32(i), text(i))
+			continue
+		}
+		ix.Remove(uint32(i))
+	}
+	if len(ix.ids) >= 2000 {
+		t.Fatalf("%d slots for %d documents: the removals did not compact", len(ix.ids), ix.nLive)
+	}
+	read, err := ReadIndex(bytes.NewReader(encode(t, ix)), Params{Analyzer: an})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fresh.Search("x", 2000, nil)
+	if len(want) < 500 {
+		t.Fatalf("the fresh index ranks %d documents, first %v", len(want), want[:1])
+	}
+	for name, x := range map[string]*Index{"compacted": ix, "read": read} {
+		if got := x.Search("x", 2000, nil); !slices.Equal(got, want) {
+			t.Fatalf("%s: the ranking differs from the fresh index's", name)
+		}
+		if got, want := x.SearchAmong("x", 5, []uint32{699, 1399, 1, 1998}), fresh.SearchAmong("x", 5, []uint32{699, 1399, 1, 1998}); !slices.Equal(got, want) {
+			t.Fatalf("%s among: %v, want %v", name, got, want)
+		}
+	}
 }

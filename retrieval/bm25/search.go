@@ -14,7 +14,8 @@ const ubSlack = 1 + 1e-9
 // qterm is one distinct query term with its cursor.
 type qterm struct {
 	slots  []uint32
-	tfs    []uint32
+	tfs    []uint8
+	big    []bigTF
 	pos    int
 	weight float64 // occurrences in the query × idf
 	ub     float64 // upper bound of the term's contribution to any score
@@ -49,6 +50,7 @@ func (ix *Index) prepare(tokens []string) *query {
 		q.terms = append(q.terms, qterm{
 			slots:  p.slots,
 			tfs:    p.tfs,
+			big:    p.big,
 			weight: w,
 			ub:     w * q.sc.bound(p.front) * ubSlack,
 		})
@@ -101,7 +103,7 @@ func (q *query) run(ix *Index, k int, accept func(uint32) bool) []Scored {
 		s := 0.0
 		for i := first; i < nt; i++ {
 			if t := &terms[i]; t.pos < len(t.slots) && t.slots[t.pos] == d {
-				c := t.weight * q.sc.tfPart(t.tfs[t.pos], dl)
+				c := t.weight * q.sc.tfPart(tfAt(t.slots, t.tfs, t.big, t.pos), dl)
 				contrib[i] = c
 				s += c
 				t.pos++
@@ -116,7 +118,7 @@ func (q *query) run(ix *Index, k int, accept func(uint32) bool) []Scored {
 			t := &terms[i]
 			t.pos = advance(t.slots, t.pos, d)
 			if t.pos < len(t.slots) && t.slots[t.pos] == d {
-				c := t.weight * q.sc.tfPart(t.tfs[t.pos], dl)
+				c := t.weight * q.sc.tfPart(tfAt(t.slots, t.tfs, t.big, t.pos), dl)
 				contrib[i] = c
 				s += c
 			}
@@ -263,7 +265,7 @@ func (ix *Index) SearchTokensAmong(tokens []string, k int, ids []uint32) []Score
 	}
 	slots := make([]uint32, 0, len(ids))
 	for _, id := range ids {
-		if s, ok := ix.slotOf[id]; ok {
+		if s, ok := ix.slotOf.get(id); ok {
 			slots = append(slots, s)
 		}
 	}
@@ -286,7 +288,7 @@ func (ix *Index) SearchTokensAmong(tokens []string, k int, ids []uint32) []Score
 					break
 				}
 				if slots[pos] == s {
-					contrib[pos*nt+j] = t.weight * q.sc.tfPart(t.tfs[p], ix.lens[s])
+					contrib[pos*nt+j] = t.weight * q.sc.tfPart(tfAt(t.slots, t.tfs, t.big, p), ix.lens[s])
 					matched[pos] = true
 				}
 			}
@@ -299,7 +301,7 @@ func (ix *Index) SearchTokensAmong(tokens []string, k int, ids []uint32) []Score
 				break
 			}
 			if t.slots[pos] == s {
-				contrib[i*nt+j] = t.weight * q.sc.tfPart(t.tfs[pos], ix.lens[s])
+				contrib[i*nt+j] = t.weight * q.sc.tfPart(tfAt(t.slots, t.tfs, t.big, pos), ix.lens[s])
 				matched[i] = true
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
+	"unsafe"
 
 	"github.com/adaptrag/adaptrag/retrieval"
 )
@@ -78,11 +80,49 @@ type reader struct {
 	r   io.Reader
 	br  io.ByteReader
 	mem *byteSlice // r, when the source is in memory: read without copies
-	// slab, when set, is where vectors are decoded to (appended): a
-	// loader that hands each batch to the indexes, which copy the
-	// vectors, reuses it instead of allocating every vector.
-	slab *[]float32
-	err  error
+	// ld, when set, decodes for a load (see loadDecoder).
+	ld  *loadDecoder
+	err error
+}
+
+// loadDecoder is how a load decodes the chunks of a snapshot, which are
+// many and handed in batches to the indexes, which copy what they keep.
+type loadDecoder struct {
+	// slab is where vectors are decoded to (appended), reused once a
+	// batch is indexed instead of allocating every vector.
+	slab []float32
+	// skipVec leaves the vectors undecoded, for a load that adopts the
+	// dense index file: a chunk's Vector is then a stand-in of the right
+	// length (zeros, shared), which only checkLoaded reads, for its length.
+	skipVec bool
+	zeros   []float32
+	// The last tenant, source and content type seen, each its own
+	// allocation: consecutive chunks nearly always repeat them, so they
+	// are shared instead of copied for every chunk.
+	tenant, source, ctype string
+	kv                    []string // scratch: metadata pairs being decoded
+	src                   byteSlice
+	rd                    reader
+}
+
+// intern returns s, which may be a view of the payload, as *last when
+// they are equal, else as a copy that becomes *last.
+func intern(last *string, s string) string {
+	if s == *last {
+		return *last
+	}
+	*last = strings.Clone(s)
+	return *last
+}
+
+// rebase makes s, a view of the payload whose first byte is at base,
+// the same bytes of arena, a copy of the payload's start.
+func rebase(s *string, base uintptr, arena string) {
+	if len(*s) == 0 {
+		return
+	}
+	off := uintptr(unsafe.Pointer(unsafe.StringData(*s))) - base
+	*s = arena[off : off+uintptr(len(*s))]
 }
 
 func newReader(r interface {
@@ -113,9 +153,32 @@ func (d *reader) short(n uint64) bool {
 	return false
 }
 
+// errOverflow is what binary.ReadUvarint says of an overlong varint.
+var errOverflow = errors.New("binary: varint overflows a 64-bit integer")
+
+// varintErr is the error of binary.Uvarint's or Varint's n <= 0: the
+// bytes end inside the varint, or it overflows.
+func varintErr(n int) error {
+	if n == 0 {
+		return errShort
+	}
+	return errOverflow
+}
+
 func (d *reader) uvarint() uint64 {
 	if d.err != nil {
 		return 0
+	}
+	if d.mem != nil {
+		// Straight from memory: a call through io.ByteReader per byte
+		// was a good part of decoding.
+		v, n := binary.Uvarint(d.mem.b)
+		if n <= 0 {
+			d.fail(varintErr(n))
+			return 0
+		}
+		d.mem.b = d.mem.b[n:]
+		return v
 	}
 	v, err := binary.ReadUvarint(d.br)
 	if err != nil {
@@ -127,6 +190,15 @@ func (d *reader) uvarint() uint64 {
 func (d *reader) varint() int64 {
 	if d.err != nil {
 		return 0
+	}
+	if d.mem != nil {
+		v, n := binary.Varint(d.mem.b)
+		if n <= 0 {
+			d.fail(varintErr(n))
+			return 0
+		}
+		d.mem.b = d.mem.b[n:]
+		return v
 	}
 	v, err := binary.ReadVarint(d.br)
 	if err != nil {
@@ -151,7 +223,14 @@ func (d *reader) str() string {
 		return ""
 	}
 	if d.mem != nil {
-		s := string(d.mem.b[:n])
+		var s string
+		if d.ld != nil {
+			// A view, which chunk rebases or interns before the payload
+			// is reused.
+			s = unsafe.String(&d.mem.b[0], n)
+		} else {
+			s = string(d.mem.b[:n])
+		}
 		d.mem.b = d.mem.b[n:]
 		return s
 	}
@@ -165,6 +244,14 @@ func (d *reader) str() string {
 
 func (d *reader) chunk() retrieval.Chunk {
 	var c retrieval.Chunk
+	// A load decoding from memory reads the strings as views of the
+	// payload and copies them at the end into one allocation for the
+	// chunk (arena), instead of one per string.
+	views := d.ld != nil && d.mem != nil
+	var start []byte
+	if views {
+		start = d.mem.b
+	}
 	for _, p := range []*string{&c.ID, &c.DocID, &c.Tenant, &c.Source, &c.Title, &c.ContentType} {
 		*p = d.str()
 	}
@@ -179,10 +266,37 @@ func (d *reader) chunk() retrieval.Chunk {
 		d.fail(fmt.Errorf("%d metadata entries exceed the limit", n))
 	}
 	if d.err == nil && n > 0 {
-		c.Meta = make(map[string]string, n)
-		for range n {
-			k := d.str()
-			c.Meta[k] = d.str()
+		if views {
+			kv := d.ld.kv[:0]
+			for range n {
+				kv = append(kv, d.str(), d.str())
+			}
+			d.ld.kv = kv
+		} else {
+			c.Meta = make(map[string]string, n)
+			for range n {
+				k := d.str()
+				c.Meta[k] = d.str()
+			}
+		}
+	}
+	if views && d.err == nil {
+		ld := d.ld
+		c.Tenant, c.Source, c.ContentType = intern(&ld.tenant, c.Tenant), intern(&ld.source, c.Source), intern(&ld.ctype, c.ContentType)
+		arena := string(start[:len(start)-len(d.mem.b)])
+		base := uintptr(unsafe.Pointer(unsafe.SliceData(start)))
+		for _, p := range []*string{&c.ID, &c.DocID, &c.Title, &c.Text} {
+			rebase(p, base, arena)
+		}
+		if len(ld.kv) > 0 {
+			c.Meta = make(map[string]string, len(ld.kv)/2)
+			for i := 0; i < len(ld.kv); i += 2 {
+				rebase(&ld.kv[i], base, arena)
+				rebase(&ld.kv[i+1], base, arena)
+				c.Meta[ld.kv[i]] = ld.kv[i+1]
+			}
+			clear(ld.kv)
+			ld.kv = ld.kv[:0]
 		}
 	}
 	n = d.uvarint()
@@ -201,14 +315,21 @@ func (d *reader) chunk() retrieval.Chunk {
 				return c
 			}
 		}
-		if d.slab != nil {
-			if cap(*d.slab)-len(*d.slab) < int(n) {
-				*d.slab = make([]float32, 0, max(int(n)*1024, cap(*d.slab)))
+		switch ld := d.ld; {
+		case ld != nil && ld.skipVec:
+			if len(ld.zeros) < int(n) {
+				ld.zeros = make([]float32, n)
 			}
-			l := len(*d.slab)
-			*d.slab = (*d.slab)[:l+int(n)]
-			c.Vector = (*d.slab)[l : l+int(n) : l+int(n)]
-		} else {
+			c.Vector = ld.zeros[:n:n]
+			return c
+		case ld != nil:
+			if cap(ld.slab)-len(ld.slab) < int(n) {
+				ld.slab = make([]float32, 0, max(int(n)*1024, cap(ld.slab)))
+			}
+			l := len(ld.slab)
+			ld.slab = ld.slab[:l+int(n)]
+			c.Vector = ld.slab[l : l+int(n) : l+int(n)]
+		default:
 			c.Vector = make([]float32, n)
 		}
 		for i := range c.Vector {
@@ -255,7 +376,13 @@ func encodeReplace(tenant, docID string, chunks []retrieval.Chunk) []byte {
 }
 
 // decodeOp parses a log payload. It never panics on bad input.
-func decodeOp(payload []byte) (logOp, error) {
+func decodeOp(payload []byte) (logOp, error) { return decodeOpWith(payload, nil) }
+
+// decodeOpWith is decodeOp decoding the chunks through ld (see
+// loadDecoder) when not nil, for a load replaying its log. The vectors
+// decoded into ld's slab are not reused: a log's records are applied one
+// by one, and the slab only saves an allocation per vector.
+func decodeOpWith(payload []byte, ld *loadDecoder) (logOp, error) {
 	if len(payload) == 0 {
 		return logOp{}, errShort
 	}
@@ -267,9 +394,19 @@ func decodeOp(payload []byte) (logOp, error) {
 		if r.err == nil && n > uint64(len(payload)) { // every chunk takes bytes
 			r.fail(fmt.Errorf("%d chunks in a %d-byte record", n, len(payload)))
 		}
+		if r.err == nil && ld != nil {
+			// Sized up front (a damaged count is capped): a load replays
+			// many records, and growing each by appends doubles the
+			// garbage it leaves.
+			o.chunks = make([]retrieval.Chunk, 0, min(n, 4096))
+		}
+		// Only the chunks are decoded as views of the payload, which
+		// chunk copies out before it returns.
+		r.ld = ld
 		for i := uint64(0); i < n && r.err == nil; i++ {
 			o.chunks = append(o.chunks, r.chunk())
 		}
+		r.ld = nil
 	}
 	switch o.op {
 	case opUpsert:

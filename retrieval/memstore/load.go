@@ -173,11 +173,11 @@ func loadFiles(ctx context.Context, dir string, s *Store, writable bool) (_ *loa
 			s.setDim(sh.dim)
 		}
 		s.grow(sh.count, snapSize)
-		err := readSnapshot(ctx, snap, snapSize, sh, func(cs []retrieval.Chunk) error {
+		err := loadSnapshot(ctx, snap, snapSize, sh, &loadDecoder{skipVec: s.skipDense}, func(cs []retrieval.Chunk) error {
 			if err := s.checkLoaded(cs); err != nil {
 				return &snapDamage{-1, 0, err.Error()}
 			}
-			s.applyUpsert(cs)
+			s.applyLoaded(cs)
 			return nil
 		})
 		var sd *snapDamage
@@ -207,8 +207,20 @@ func loadFiles(ctx context.Context, dir string, s *Store, writable bool) (_ *loa
 		l.gen, l.base = l.hdr.gen, l.hdr.base
 	}
 
+	// Room for the chunks the log may add, estimated from its size by the
+	// snapshot's bytes per chunk (or a vector's, without one): growing the
+	// per-record slices by appends copies them over and over, which for a
+	// log of half the snapshot's size was most of the garbage of a load.
+	if logBytes := l.size - l.hdr.len; logBytes > 0 {
+		per := int64(4*s.dim + 64)
+		if snap != nil && sh.count > 0 {
+			per = max(snapSize/int64(sh.count), 1)
+		}
+		s.grow(uint64(logBytes/per), logBytes)
+	}
 	hasNote = hasNote && note.gen == l.hdr.gen
 	landed := hasNote && note.size == uint64(l.hdr.len) && note.seq == l.hdr.base
+	ld := &loadDecoder{skipVec: s.skipDense}
 	end, seq, dmg, err := scanLog(ctx, l.log, l.hdr.version, l.hdr.len, l.size, l.hdr.base, func(seq uint64, payload []byte, end int64) error {
 		if seq <= skip {
 			if hasNote && uint64(end) == note.size {
@@ -217,7 +229,7 @@ func loadFiles(ctx context.Context, dir string, s *Store, writable bool) (_ *loa
 			l.tailOff = end
 			return nil
 		}
-		op, err := decodeOp(payload)
+		op, err := decodeOpWith(payload, ld)
 		if err == nil {
 			err = s.applyOp(op)
 		}

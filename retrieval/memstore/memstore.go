@@ -496,41 +496,49 @@ func (s *Store) applyOp(o logOp) error {
 const parallelBatch = 256
 
 // applyUpsert changes the in-memory state; the batch is already valid.
-func (s *Store) applyUpsert(chunks []retrieval.Chunk) {
+func (s *Store) applyUpsert(chunks []retrieval.Chunk) { s.apply(chunks, false) }
+
+// applyLoaded is applyUpsert for chunks a load decoded, which the store
+// may keep as they are (their metadata is not shared with a caller) and
+// whose keys are expected to be new (a snapshot holds each key once).
+func (s *Store) applyLoaded(chunks []retrieval.Chunk) { s.apply(chunks, true) }
+
+func (s *Store) apply(chunks []retrieval.Chunk, loaded bool) {
 	if s.dim == 0 {
 		s.setDim(len(chunks[0].Vector))
 	}
 	iids := make([]uint32, len(chunks))
+	// Consecutive chunks nearly always share their tenant, source and
+	// document: the last ones looked up are kept for the batch.
+	var lc linkCache
+	lastTenant, lastTID := "", noTenant
 	for i := range chunks {
 		c := chunks[i]
-		c.Meta = maps.Clone(c.Meta)
+		if !loaded {
+			c.Meta = maps.Clone(c.Meta)
+		}
 		c.Vector = nil
 		k := key{c.Tenant, c.ID}
-		iid, ok := s.byKey[k]
+		iid, ok := s.claim(k, loaded)
 		if ok {
 			s.preserve(iid)
 			s.unlink(iid, s.tenantOf[iid], &s.recs[iid])
+			lc = linkCache{} // unlink may have dropped a cached list
 		} else {
-			if n := len(s.free); n > 0 {
-				iid, s.free = s.free[n-1], s.free[:n-1]
-				s.preserve(iid)
-			} else {
-				iid = uint32(len(s.recs))
-				s.recs = append(s.recs, record{})
-				s.tenantOf = append(s.tenantOf, noTenant)
-			}
-			s.byKey[k] = iid
 			s.nLive++
 		}
 		iids[i] = iid
 		s.recs[iid] = record{Chunk: c, live: true}
-		tid, ok := s.tenants[c.Tenant]
-		if !ok {
-			tid = uint32(len(s.tenants))
-			s.tenants[c.Tenant] = tid
+		if c.Tenant != lastTenant || lastTID == noTenant {
+			tid, ok := s.tenants[c.Tenant]
+			if !ok {
+				tid = uint32(len(s.tenants))
+				s.tenants[c.Tenant] = tid
+			}
+			lastTenant, lastTID = c.Tenant, tid
 		}
-		s.tenantOf[iid] = tid
-		s.link(iid, tid, &s.recs[iid])
+		s.tenantOf[iid] = lastTID
+		s.linkWith(&lc, iid, lastTID, &s.recs[iid])
 	}
 	// A chunk repeated within the batch is indexed in batch order either
 	// way, since each index sees the whole batch in order.
@@ -561,6 +569,44 @@ func (s *Store) applyUpsert(chunks []retrieval.Chunk) {
 	wg.Go(sparse)
 	dense()
 	wg.Wait()
+}
+
+// claim returns the internal id of key k, and whether it had one already;
+// a new key is given one (a freed id, or a new one past the last), its
+// record slot made. With expectNew the key is inserted first and looked
+// for only if it was there, which saves a lookup per chunk of a load.
+func (s *Store) claim(k key, expectNew bool) (uint32, bool) {
+	next, fromFree := uint32(len(s.recs)), len(s.free) > 0
+	if fromFree {
+		next = s.free[len(s.free)-1]
+	}
+	if expectNew {
+		n := len(s.byKey)
+		s.byKey[k] = next
+		if len(s.byKey) == n {
+			// It was there after all, and its id was overwritten: found
+			// again by its record, the one live record of that key.
+			for iid := range s.recs {
+				if r := &s.recs[iid]; r.live && r.Tenant == k.tenant && r.ID == k.id && uint32(iid) != next {
+					s.byKey[k] = uint32(iid)
+					return uint32(iid), true
+				}
+			}
+		}
+	} else {
+		if iid, ok := s.byKey[k]; ok {
+			return iid, true
+		}
+		s.byKey[k] = next
+	}
+	if fromFree {
+		s.free = s.free[:len(s.free)-1]
+		s.preserve(next)
+	} else {
+		s.recs = append(s.recs, record{})
+		s.tenantOf = append(s.tenantOf, noTenant)
+	}
+	return next, false
 }
 
 // grow sizes the per-record slices and maps for count more records (the

@@ -128,11 +128,33 @@ type srcKey struct {
 	source string
 }
 
-// link adds iid, a live record of tenant tid, to the payload index.
-func (s *Store) link(iid, tid uint32, c *record) {
-	set(s.byTenant, tid).add(iid)
-	set(s.bySource, srcKey{tid, c.Source}).add(iid)
-	set(s.byDoc, docKey{c.Tenant, c.DocID}).add(iid)
+// linkCache is the posting lists linkWith added the last record to, for a
+// batch whose records share them: each a map lookup saved.
+type linkCache struct {
+	tenant *idSet
+	tid    uint32
+	source *idSet
+	src    srcKey
+	doc    *idSet
+	dk     docKey
+}
+
+// linkWith adds iid, a live record of tenant tid, to the payload index,
+// through lc, which must be reset when a list may have been dropped from
+// its map (unlink) since it was filled.
+func (s *Store) linkWith(lc *linkCache, iid, tid uint32, c *record) {
+	if lc.tenant == nil || lc.tid != tid {
+		lc.tenant, lc.tid = set(s.byTenant, tid), tid
+	}
+	lc.tenant.add(iid)
+	if sk := (srcKey{tid, c.Source}); lc.source == nil || lc.src != sk {
+		lc.source, lc.src = set(s.bySource, sk), sk
+	}
+	lc.source.add(iid)
+	if dk := (docKey{c.Tenant, c.DocID}); lc.doc == nil || lc.dk != dk {
+		lc.doc, lc.dk = set(s.byDoc, dk), dk
+	}
+	lc.doc.add(iid)
 }
 
 // unlink removes iid, the record r of tenant tid, from the payload index,

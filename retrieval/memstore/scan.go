@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 
 	"github.com/adaptrag/adaptrag/retrieval"
 )
@@ -175,92 +177,363 @@ func (d *snapDamage) Error() string { return d.reason }
 // readSnapshot streams the chunks of a snapshot whose header is h to fn,
 // in batches, verifying every checksum. The first damage is returned as a
 // *snapDamage; fn may have seen chunks before it, so a caller that fails
-// on damage must discard what it built.
+// on damage must discard what it built. Each chunk is decoded into memory
+// of its own, which fn may keep.
 func readSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, fn func([]retrieval.Chunk) error) error {
-	sr := io.NewSectionReader(r, 0, size)
-	cr := &crcReader{br: bufio.NewReaderSize(sr, int(min(1<<20, size)))}
-	head := make([]byte, h.len)
-	if _, err := io.ReadFull(cr, head); err != nil {
-		return &snapDamage{0, size, "header: " + err.Error()}
+	_, err := streamSnapshot(ctx, r, size, h, nil, fn)
+	return err
+}
+
+// loadSnapshot is readSnapshot for a load, which decodes through ld (see
+// loadDecoder: the vectors of a batch share memory that the next batch
+// reuses) and checks the frames' checksums lazily: the checksum of the
+// whole file covers every byte of them, so the frames are checked only
+// when something fails, to report the damage readSnapshot reports. That
+// saves a second pass over every byte; the price is that fn may also see
+// chunks of a damaged frame before the damage is reported, which a caller
+// that discards what it built on damage does not mind.
+func loadSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, ld *loadDecoder, fn func([]retrieval.Chunk) error) error {
+	upto, err := streamSnapshot(ctx, r, size, h, ld, fn)
+	var sd *snapDamage
+	if ld != nil && h.version != formatV1 && errors.As(err, &sd) {
+		if d := firstBadFrame(r, size, h, upto); d != nil {
+			return d
+		}
 	}
+	return err
+}
+
+// firstBadFrame returns the damage of the first of the first upto frames
+// of a format-2 snapshot that fails its checksum, if one does before a
+// frame cannot be read.
+func firstBadFrame(r io.ReaderAt, size int64, h snapHeader, upto uint64) *snapDamage {
 	off := h.len
-	batch := make([]retrieval.Chunk, 0, 1024)
-	flush := func() error {
-		if len(batch) == 0 {
+	var buf []byte
+	for i := uint64(0); i < upto; i++ {
+		var fh [frameLen]byte
+		if _, err := r.ReadAt(fh[:], off); err != nil {
 			return nil
 		}
-		if err := fn(batch); err != nil {
-			return err
+		n := int64(binary.LittleEndian.Uint32(fh[:]))
+		if n == 0 || n > maxRecord || n > size-off-frameLen {
+			return nil
 		}
-		batch = batch[:0]
-		return ctx.Err()
-	}
-	var payload []byte
-	// The vectors of a batch are decoded into one slab, reused once the
-	// batch is indexed (the indexes copy them): no garbage per vector.
-	var slab []float32
-	rd := newReader(cr)
-	rd.slab = &slab
-	for i := uint64(0); i < h.count; i++ {
-		var c retrieval.Chunk
-		if h.version == formatV1 {
-			c = rd.chunk()
-			if rd.err != nil {
-				return &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d: %v", i+1, h.count, rd.err)}
-			}
-		} else {
-			var fh [frameLen]byte
-			if _, err := io.ReadFull(cr, fh[:]); err != nil {
-				return &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d cut short", i+1, h.count)}
-			}
-			n := int64(binary.LittleEndian.Uint32(fh[:]))
-			if n == 0 || n > maxRecord || n > size-off-frameLen {
-				return &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d has an impossible length %d", i+1, h.count, n)}
-			}
-			if int64(cap(payload)) < n {
-				payload = make([]byte, n)
-			}
-			payload = payload[:n]
-			if _, err := io.ReadFull(cr, payload); err != nil {
-				return &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d cut short", i+1, h.count)}
-			}
-			if crc(payload) != binary.LittleEndian.Uint32(fh[4:]) {
-				return &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d fails its checksum", i+1, h.count)}
-			}
-			var err error
-			if c, err = decodeChunkInto(payload, &slab); err != nil {
-				return &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d: %v", i+1, h.count, err)}
-			}
-			off += frameLen + n
+		if int64(cap(buf)) < n {
+			buf = make([]byte, n)
 		}
-		batch = append(batch, c)
-		if len(batch) == cap(batch) {
-			if err := flush(); err != nil {
-				return err
-			}
-			clear(batch[:cap(batch)])
-			slab = slab[:0]
+		p := buf[:n]
+		if _, err := r.ReadAt(p, off+frameLen); err != nil {
+			return nil
 		}
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	if h.version == formatV1 {
-		off = size - 4 // format 1 has no frames: only the total is checked
-	}
-	sum := cr.crc
-	var tail [4]byte
-	if _, err := io.ReadFull(cr.br, tail[:]); err != nil {
-		return &snapDamage{off, size - off, "the closing checksum is missing"}
-	}
-	if binary.LittleEndian.Uint32(tail[:]) != sum {
-		return &snapDamage{off, 4, "checksum of the whole file mismatch"}
-	}
-	if _, err := cr.br.ReadByte(); err != io.EOF {
-		return &snapDamage{off + 4, size - off - 4, "stray bytes after the closing checksum"}
+		if crc(p) != binary.LittleEndian.Uint32(fh[4:]) {
+			return &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d fails its checksum", i+1, h.count)}
+		}
+		off += frameLen + n
 	}
 	return nil
 }
+
+// snapBatch is a batch of chunks decoded from a snapshot.
+type snapBatch struct {
+	chunks []retrieval.Chunk
+	slab   []float32 // the batch's vectors (loadDecoder.slab)
+	end    uint64    // how many frames were read once it was full
+}
+
+// batchLen is the number of chunks in a batch handed to fn.
+const batchLen = 1024
+
+// streamSnapshot is readSnapshot, through ld when not nil, which also
+// leaves the frames' checksums unchecked (loadSnapshot). It returns how
+// many frames it read before it stopped. A load's decoding runs on a
+// goroutine of its own, a batch ahead of fn: decoding and applying take
+// about as long, and the indexes read beside it finish first.
+func streamSnapshot(ctx context.Context, r io.ReaderAt, size int64, h snapHeader, ld *loadDecoder, fn func([]retrieval.Chunk) error) (uint64, error) {
+	if ld == nil || h.version == formatV1 {
+		b := &snapBatch{}
+		next := func(prev *snapBatch) *snapBatch {
+			if prev != nil {
+				clear(prev.chunks)
+				prev.chunks = prev.chunks[:0]
+			}
+			return b
+		}
+		return scanSnapshot(r, nil, size, h, ld, next, func(b *snapBatch) error {
+			if err := fn(b.chunks); err != nil {
+				return err
+			}
+			return ctx.Err()
+		})
+	}
+	const buffers = 3 // one being decoded, one waiting, one being applied
+	out := make(chan *snapBatch, 1)
+	free := make(chan *snapBatch, buffers)
+	for range buffers {
+		free <- &snapBatch{}
+	}
+	stop := make(chan struct{})
+	var perr error
+	var pend uint64
+	go func() {
+		defer close(out)
+		// The snapshot is read through a mapping when the platform has
+		// one: the frames are parsed where the page cache holds them.
+		// Snapshots are replaced by renaming, never changed in place, but
+		// one cut short by another hand under the mapping would fault on
+		// the pages past its end: that fault is this goroutine's panic,
+		// turned into an error.
+		var mapped []byte
+		if f, ok := r.(*os.File); ok {
+			if b, unmap, err := mapFile(f, size); err == nil {
+				mapped = b
+				defer unmap()
+			}
+		}
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if p := recover(); p != nil {
+				if e, ok := p.(interface{ Addr() uintptr }); ok && mapped != nil {
+					perr = fmt.Errorf("reading %s through its mapping faulted at %#x: was the file cut short?", snapName, e.Addr())
+					return
+				}
+				panic(p)
+			}
+		}()
+		next := func(*snapBatch) *snapBatch {
+			select {
+			case b := <-free:
+				return b
+			case <-stop:
+				return nil
+			}
+		}
+		pend, perr = scanSnapshot(r, mapped, size, h, ld, next, func(b *snapBatch) error {
+			select {
+			case out <- b:
+				return nil
+			case <-stop:
+				return errStopped
+			}
+		})
+	}()
+	fail := func(end uint64, err error) (uint64, error) {
+		close(stop)
+		for range out {
+		}
+		return end, err
+	}
+	for b := range out {
+		if err := fn(b.chunks); err != nil {
+			return fail(b.end, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return fail(b.end, err)
+		}
+		clear(b.chunks)
+		b.chunks, b.slab = b.chunks[:0], b.slab[:0]
+		free <- b
+	}
+	return pend, perr
+}
+
+// errStopped ends a snapshot's decoding whose batches are no longer
+// wanted.
+var errStopped = errors.New("stopped")
+
+// scanSnapshot decodes the chunks of a snapshot into batches, which next
+// gives (the batch just handed on, nil at first; nil back means stop)
+// and emit hands on; it checks every checksum, but not the frames' when
+// ld is set. It returns how many frames it read before it stopped.
+//
+// mapped, when not nil, is the file's contents, which the frames are read
+// from instead of r.
+func scanSnapshot(r io.ReaderAt, mapped []byte, size int64, h snapHeader, ld *loadDecoder, next func(*snapBatch) *snapBatch, emit func(*snapBatch) error) (uint64, error) {
+	var (
+		cr *crcReader   // format 1: a stream the chunks are decoded from
+		br *blockReader // format 2: frames read as views of its buffer
+		rd *reader      // format 1's decoder
+	)
+	if h.version == formatV1 {
+		cr = &crcReader{br: bufio.NewReaderSize(io.NewSectionReader(r, 0, size), int(min(1<<20, size)))}
+		if _, err := io.ReadFull(cr, make([]byte, h.len)); err != nil {
+			return 0, &snapDamage{0, size, "header: " + err.Error()}
+		}
+		rd = newReader(cr)
+		rd.ld = ld
+	} else {
+		br = &blockReader{r: r, size: size}
+		if mapped != nil {
+			br.buf, br.hi, br.pos, br.mapped = mapped, len(mapped), size, true
+		} else {
+			br.buf = make([]byte, min(4<<20, size))
+		}
+		if _, err := br.next(int(h.len)); err != nil {
+			return 0, &snapDamage{0, size, "header: " + err.Error()}
+		}
+	}
+	off := h.len
+	b := next(nil)
+	if b == nil {
+		return 0, errStopped
+	}
+	start := func(b *snapBatch) {
+		if b.chunks == nil {
+			b.chunks = make([]retrieval.Chunk, 0, batchLen)
+		}
+		if ld != nil {
+			ld.slab = b.slab[:0]
+		}
+	}
+	start(b)
+	flush := func(end uint64) error {
+		if len(b.chunks) == 0 {
+			return nil
+		}
+		if ld != nil {
+			b.slab = ld.slab
+		}
+		b.end = end
+		if err := emit(b); err != nil {
+			return err
+		}
+		if b = next(b); b == nil {
+			return errStopped
+		}
+		start(b)
+		return nil
+	}
+	for i := uint64(0); i < h.count; i++ {
+		var c retrieval.Chunk
+		if rd != nil {
+			c = rd.chunk()
+			if rd.err != nil {
+				return i + 1, &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d: %v", i+1, h.count, rd.err)}
+			}
+		} else {
+			fh, err := br.next(frameLen)
+			if err != nil {
+				return i + 1, &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d cut short", i+1, h.count)}
+			}
+			n := int64(binary.LittleEndian.Uint32(fh))
+			sum := binary.LittleEndian.Uint32(fh[4:])
+			if n == 0 || n > maxRecord || n > size-off-frameLen {
+				return i + 1, &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d has an impossible length %d", i+1, h.count, n)}
+			}
+			// A view of the block, valid until the next read: the decoder
+			// copies what it keeps.
+			payload, err := br.next(int(n))
+			if err != nil {
+				return i + 1, &snapDamage{off, size - off, fmt.Sprintf("chunk %d of %d cut short", i+1, h.count)}
+			}
+			if ld == nil && crc(payload) != sum {
+				return i + 1, &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d fails its checksum", i+1, h.count)}
+			}
+			if c, err = decodeChunkInto(payload, ld); err != nil {
+				return i + 1, &snapDamage{off, frameLen + n, fmt.Sprintf("chunk %d of %d: %v", i+1, h.count, err)}
+			}
+			off += frameLen + n
+		}
+		b.chunks = append(b.chunks, c)
+		if len(b.chunks) == batchLen {
+			if err := flush(i + 1); err != nil {
+				return i + 1, err
+			}
+		}
+	}
+	if err := flush(h.count); err != nil {
+		return h.count, err
+	}
+	var sum uint32
+	var tail []byte
+	var err error
+	if rd != nil {
+		off = size - 4 // format 1 has no frames: only the total is checked
+		sum = cr.crc
+		tail = make([]byte, 4)
+		_, err = io.ReadFull(cr.br, tail)
+	} else {
+		sum = br.crc
+		tail, err = br.next(4)
+	}
+	if err != nil {
+		return h.count, &snapDamage{off, size - off, "the closing checksum is missing"}
+	}
+	if binary.LittleEndian.Uint32(tail) != sum {
+		return h.count, &snapDamage{off, 4, "checksum of the whole file mismatch"}
+	}
+	stray := false
+	if rd != nil {
+		_, err := cr.br.ReadByte()
+		stray = err != io.EOF
+	} else {
+		stray = br.consumed() != size
+	}
+	if stray {
+		return h.count, &snapDamage{off + 4, size - off - 4, "stray bytes after the closing checksum"}
+	}
+	return h.count, nil
+}
+
+// blockReader reads a file of size bytes in large blocks and hands out
+// views of them, feeding every byte it hands out through a CRC: a frame
+// is parsed where it was read, without a copy into a buffer of its own.
+type blockReader struct {
+	r      io.ReaderAt
+	size   int64
+	buf    []byte
+	lo, hi int    // buf[lo:hi] is read and not yet handed out
+	pos    int64  // the file offset of buf[hi]
+	crc    uint32 // of every byte handed out
+	// mapped: buf is a mapping of the whole file (mapFile), read in
+	// place; buf[:released] was handed out and dropped from memory.
+	mapped   bool
+	released int
+}
+
+// releaseEvery is how much of a mapped file is read between releases of
+// the pages behind.
+const releaseEvery = 16 << 20
+
+// next returns the next n bytes, which stay valid until the next call;
+// io.ErrUnexpectedEOF when fewer are left.
+func (b *blockReader) next(n int) ([]byte, error) {
+	if b.hi-b.lo < n {
+		if int64(n-(b.hi-b.lo)) > b.size-b.pos {
+			return nil, io.ErrUnexpectedEOF
+		}
+		b.hi = copy(b.buf, b.buf[b.lo:b.hi])
+		b.lo = 0
+		if n > len(b.buf) {
+			b.buf = append(b.buf[:b.hi], make([]byte, n-b.hi)...)
+		}
+		for b.hi < n {
+			want := int(min(int64(len(b.buf)-b.hi), b.size-b.pos))
+			m, err := b.r.ReadAt(b.buf[b.hi:b.hi+want], b.pos)
+			b.hi += m
+			b.pos += int64(m)
+			if b.hi < n && err != nil {
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				return nil, err
+			}
+		}
+	}
+	if b.mapped && b.lo-b.released >= releaseEvery {
+		// Every view handed out before this one is dead (the decoder
+		// copies what it keeps): its pages may go.
+		end := b.lo &^ (os.Getpagesize() - 1)
+		releaseMapped(b.buf[b.released:end])
+		b.released = end
+	}
+	p := b.buf[b.lo : b.lo+n : b.lo+n]
+	b.lo += n
+	b.crc = crc32Update(b.crc, p)
+	return p, nil
+}
+
+// consumed returns the file offset of the next byte next would hand out.
+func (b *blockReader) consumed() int64 { return b.pos - int64(b.hi-b.lo) }
 
 // salvageSnapshot reads every intact chunk frame of a format-2 snapshot,
 // skipping damaged ranges by looking for the next intact frame. It reports
@@ -362,12 +635,20 @@ func findFrame(r io.ReaderAt, from, limit int64) int64 {
 // decodeChunk decodes one chunk that must fill b exactly.
 func decodeChunk(b []byte) (retrieval.Chunk, error) { return decodeChunkInto(b, nil) }
 
-// decodeChunkInto is decodeChunk with the vector appended to *slab, when
-// slab is not nil.
-func decodeChunkInto(b []byte, slab *[]float32) (retrieval.Chunk, error) {
-	src := &byteSlice{b}
-	r := newReader(src)
-	r.slab = slab
+// decodeChunkInto is decodeChunk as a load decodes, with ld when not nil.
+func decodeChunkInto(b []byte, ld *loadDecoder) (retrieval.Chunk, error) {
+	var src *byteSlice
+	var r *reader
+	if ld != nil {
+		// A load reuses its source and reader: two allocations a chunk.
+		ld.src.b = b
+		src = &ld.src
+		ld.rd = reader{r: src, br: src, mem: src, ld: ld}
+		r = &ld.rd
+	} else {
+		src = &byteSlice{b}
+		r = newReader(src)
+	}
 	c := r.chunk()
 	if r.err != nil {
 		return c, r.err

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package memstore
+
+import (
+	"errors"
+	"os"
+)
+
+// mapFile is not available here: a load reads the snapshot instead.
+func mapFile(*os.File, int64) ([]byte, func() error, error) {
+	return nil, nil, errors.ErrUnsupported
+}
+
+// releaseMapped has nothing to release where nothing is mapped.
+func releaseMapped([]byte) {}
