@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"unsafe"
 
 	"github.com/adaptrag/adaptrag/retrieval/vector"
 )
@@ -168,58 +170,67 @@ func openDense(dir string) (*denseFile, error) {
 
 func (df *denseFile) readHead() error {
 	var sum uint32
-	read := func(n int) ([]byte, error) {
-		b := make([]byte, n)
+	// into reads exactly len(b) bytes into b, through the checksum.
+	into := func(b []byte) error {
 		if _, err := io.ReadFull(df.r, b); err != nil {
-			return nil, err
+			return err
 		}
-		df.head += int64(n)
+		df.head += int64(len(b))
 		sum = crc32Update(sum, b)
-		return b, nil
+		return nil
 	}
-	head, err := read(len(denseMagic) + 8 + 8 + 4)
-	if err != nil {
+	var head [len(denseMagic) + 8 + 8 + 4]byte
+	if err := into(head[:]); err != nil {
 		return err
 	}
 	if string(head[:len(denseMagic)]) != denseMagic {
 		return fmt.Errorf("%w: bad magic", errDenseStale)
 	}
-	head = head[len(denseMagic):]
-	df.tag = denseTag{binary.LittleEndian.Uint64(head), binary.LittleEndian.Uint64(head[8:])}
-	n := binary.LittleEndian.Uint32(head[16:])
+	h := head[len(denseMagic):]
+	df.tag = denseTag{binary.LittleEndian.Uint64(h), binary.LittleEndian.Uint64(h[8:])}
+	n := binary.LittleEndian.Uint32(h[16:])
 	if n > 1<<28 {
 		return fmt.Errorf("%w: %d ids", errDenseStale, n)
 	}
-	df.keys = make([]key, n)
-	str := func() (string, error) {
-		lb, err := read(4)
-		if err != nil {
-			return "", err
+	// The keys' bytes go into one arena, and the keys become strings over
+	// it once it is whole: two allocations for the table, not two a key.
+	type span struct{ t0, t1, i1 int }
+	spans := make([]span, n)
+	arena := make([]byte, 0, 64<<10)
+	var small [4]byte
+	str := func() (int, error) {
+		if err := into(small[:4]); err != nil {
+			return 0, err
 		}
-		l := binary.LittleEndian.Uint32(lb)
+		l := int(binary.LittleEndian.Uint32(small[:4]))
 		if l > 1<<20 {
-			return "", fmt.Errorf("%w: a key of %d bytes", errDenseStale, l)
+			return 0, fmt.Errorf("%w: a key of %d bytes", errDenseStale, l)
 		}
-		b, err := read(int(l))
-		return string(b), err
+		start := len(arena)
+		arena = slices.Grow(arena, l)[:start+l]
+		return start + l, into(arena[start:])
 	}
-	for i := range df.keys {
-		flag, err := read(1)
-		if err != nil {
+	for i := range spans {
+		if err := into(small[:1]); err != nil {
 			return err
 		}
-		if flag[0] == 0 {
+		if small[0] == 0 {
+			spans[i] = span{-1, -1, -1}
 			continue
 		}
-		if df.keys[i].tenant, err = str(); err != nil {
+		t0 := len(arena)
+		t1, err := str()
+		if err != nil {
 			return err
 		}
-		if df.keys[i].id, err = str(); err != nil {
+		i1, err := str()
+		if err != nil {
 			return err
 		}
-		if df.keys[i].id == "" {
+		if i1 == t1 {
 			return fmt.Errorf("%w: a live entry without an id", errDenseStale)
 		}
+		spans[i] = span{t0, t1, i1}
 	}
 	var want [4]byte
 	if _, err := io.ReadFull(df.r, want[:]); err != nil {
@@ -230,6 +241,19 @@ func (df *denseFile) readHead() error {
 	}
 	df.head += int64(len(want))
 	df.keySum = sum
+	// The arena is never written again: strings may share it.
+	str8 := func(a, b int) string {
+		if a == b {
+			return ""
+		}
+		return unsafe.String(&arena[a], b-a)
+	}
+	df.keys = make([]key, n)
+	for i, sp := range spans {
+		if sp.t0 >= 0 {
+			df.keys[i] = key{str8(sp.t0, sp.t1), str8(sp.t1, sp.i1)}
+		}
+	}
 	return nil
 }
 
@@ -261,10 +285,20 @@ func (s *Store) adoptDense(df *denseFile, tag denseTag) error {
 	df.iids = make([]uint32, len(df.keys))
 	for old, k := range df.keys {
 		df.iids[old] = noIID
-		if k.id != "" {
-			if iid, ok := s.byKey[k]; ok {
-				df.iids[old] = iid
+		if k.id == "" {
+			continue
+		}
+		// A load after a compaction numbers the chunks as the writer did:
+		// check the same id first, and look the key up only when it holds
+		// another chunk.
+		if old < len(s.recs) {
+			if r := &s.recs[old]; r.live && r.ID == k.id && r.Tenant == k.tenant {
+				df.iids[old] = uint32(old)
+				continue
 			}
+		}
+		if iid, ok := s.byKey[k]; ok {
+			df.iids[old] = iid
 		}
 	}
 	err = ix.Remap(func(old uint32) (uint32, bool) {

@@ -1546,28 +1546,32 @@ type queryPlanes struct {
 }
 
 // scan writes the 1-bit estimate of every slot into est and returns their
-// range. Both loops are kept small, with one accumulator, so that they stay
-// in registers; 384 dimensions (six words) get a fully unrolled loop.
+// range. The weighted popcounts go first into est's own memory (a count is
+// read before its estimate overwrites it), then become estimates in one
+// loop; 384 dimensions (six words) get an unrolled popcount loop, or the
+// AVX-512 kernel.
 func (qp *queryPlanes) scan(codes []uint64, factor []float32, pop []uint16, add float32, est []float32) (emin, emax float32) {
-	if len(qp.p0) == 6 {
-		return qp.scan6(codes, factor, pop, add, est)
+	if len(est) == 0 {
+		return float32(math.Inf(1)), float32(math.Inf(-1))
 	}
-	return qp.scanAny(codes, factor, pop, add, est)
+	counts := unsafe.Slice((*uint32)(unsafe.Pointer(&est[0])), len(est))
+	switch {
+	case len(qp.p0) != 6:
+		qp.countsAny(codes, counts)
+	case len(qp.all) < 24 || !popcounts6(codes[:6*len(est)], qp.all, counts):
+		qp.counts6(codes, counts)
+	}
+	return qp.estimates(counts, factor, pop, add, est)
 }
 
-func (qp *queryPlanes) scanAny(codes []uint64, factor []float32, pop []uint16, add float32, est []float32) (emin, emax float32) {
-	w := len(qp.p0)
-	p0, p1, p2, p3 := qp.p0, qp.p1[:w], qp.p2[:w], qp.p3[:w]
+// estimates turns the weighted popcounts of the slots into their 1-bit
+// estimates, in place (est and counts are the same memory), and returns
+// their range.
+func (qp *queryPlanes) estimates(counts []uint32, factor []float32, pop []uint16, add float32, est []float32) (emin, emax float32) {
 	lo2, delta2, sum := 2*qp.lo, 2*qp.delta, qp.sum
-	factor, pop = factor[:len(est)], pop[:len(est)]
+	factor, pop, est = factor[:len(counts)], pop[:len(counts)], est[:len(counts)]
 	emin, emax = float32(math.Inf(1)), float32(math.Inf(-1))
-	for s := range est {
-		code := codes[s*w : (s+1)*w : (s+1)*w]
-		a := 0
-		for i, x := range code {
-			a += bits.OnesCount64(x&p0[i]) + bits.OnesCount64(x&p1[i])<<1 +
-				bits.OnesCount64(x&p2[i])<<2 + bits.OnesCount64(x&p3[i])<<3
-		}
+	for s, a := range counts {
 		// ⟨q, sign(u)⟩ = 2·Σ_{bit set} q_j − Σ q_j; times |u|²/⟨u, sign(u)⟩.
 		e := factor[s]*(lo2*float32(pop[s])+delta2*float32(a)-sum) + add
 		est[s] = e
@@ -1583,29 +1587,27 @@ func (qp *queryPlanes) scanAny(codes []uint64, factor []float32, pop []uint16, a
 	return emin, emax
 }
 
-func (qp *queryPlanes) scan6(codes []uint64, factor []float32, pop []uint16, add float32, est []float32) (emin, emax float32) {
-	p0, p1, p2, p3 := (*[6]uint64)(qp.p0), (*[6]uint64)(qp.p1), (*[6]uint64)(qp.p2), (*[6]uint64)(qp.p3)
-	lo2, delta2, sum := 2*qp.lo, 2*qp.delta, qp.sum
-	factor, pop = factor[:len(est)], pop[:len(est)]
-	codes = codes[:6*len(est)]
-	emin, emax = float32(math.Inf(1)), float32(math.Inf(-1))
-	// The popcounts by AVX-512, into est's own memory (a count is read
-	// before its estimate overwrites it).
-	if len(est) > 0 && len(qp.all) >= 24 && popcounts6(codes, qp.all, unsafe.Slice((*uint32)(unsafe.Pointer(&est[0])), len(est))) {
-		counts := unsafe.Slice((*uint32)(unsafe.Pointer(&est[0])), len(est))
-		for s, a := range counts {
-			e := factor[s]*(lo2*float32(pop[s])+delta2*float32(a)-sum) + add
-			est[s] = e
-			if e < emin {
-				emin = e
-			}
-			if e > emax {
-				emax = e
-			}
+// countsAny writes Σ_b 2^b·popcount(code & plane_b) of each code to counts,
+// for any code length.
+func (qp *queryPlanes) countsAny(codes []uint64, counts []uint32) {
+	w := len(qp.p0)
+	p0, p1, p2, p3 := qp.p0, qp.p1[:w], qp.p2[:w], qp.p3[:w]
+	for s := range counts {
+		code := codes[s*w : (s+1)*w : (s+1)*w]
+		a := 0
+		for i, x := range code {
+			a += bits.OnesCount64(x&p0[i]) + bits.OnesCount64(x&p1[i])<<1 +
+				bits.OnesCount64(x&p2[i])<<2 + bits.OnesCount64(x&p3[i])<<3
 		}
-		return emin, emax
+		counts[s] = uint32(a)
 	}
-	for s := range est {
+}
+
+// counts6 is countsAny for six-word codes, unrolled.
+func (qp *queryPlanes) counts6(codes []uint64, counts []uint32) {
+	p0, p1, p2, p3 := (*[6]uint64)(qp.p0), (*[6]uint64)(qp.p1), (*[6]uint64)(qp.p2), (*[6]uint64)(qp.p3)
+	codes = codes[:6*len(counts)]
+	for s := range counts {
 		c := (*[6]uint64)(codes[s*6 : s*6+6])
 		a := bits.OnesCount64(c[0]&p0[0]) + bits.OnesCount64(c[1]&p0[1]) + bits.OnesCount64(c[2]&p0[2]) +
 			bits.OnesCount64(c[3]&p0[3]) + bits.OnesCount64(c[4]&p0[4]) + bits.OnesCount64(c[5]&p0[5])
@@ -1615,18 +1617,8 @@ func (qp *queryPlanes) scan6(codes []uint64, factor []float32, pop []uint16, add
 			bits.OnesCount64(c[3]&p2[3]) + bits.OnesCount64(c[4]&p2[4]) + bits.OnesCount64(c[5]&p2[5])) << 2
 		a += (bits.OnesCount64(c[0]&p3[0]) + bits.OnesCount64(c[1]&p3[1]) + bits.OnesCount64(c[2]&p3[2]) +
 			bits.OnesCount64(c[3]&p3[3]) + bits.OnesCount64(c[4]&p3[4]) + bits.OnesCount64(c[5]&p3[5])) << 3
-		e := factor[s]*(lo2*float32(pop[s])+delta2*float32(a)-sum) + add
-		est[s] = e
-		// Plain compares: the builtin min and max spend instructions on NaN
-		// and signed zeros, which cannot occur here, in the hottest loop.
-		if e < emin {
-			emin = e
-		}
-		if e > emax {
-			emax = e
-		}
+		counts[s] = uint32(a)
 	}
-	return emin, emax
 }
 
 // magTerm is Σ_{j in mag} q_j x_j for one slot, x_j = ±1 its signs and

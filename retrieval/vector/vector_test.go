@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -345,31 +346,46 @@ func TestFWHTOrthonormal(t *testing.T) {
 	}
 }
 
-func TestScan6MatchesGeneric(t *testing.T) {
-	const n, w = 300, 6
+// The 1-bit scan (unrolled six-word loop, AVX-512 kernel, any width)
+// gives what its formula gives, computed here plainly.
+func TestScanMatchesReference(t *testing.T) {
+	const n = 300
 	r := rand.New(rand.NewPCG(3, 3))
-	codes := make([]uint64, n*w)
-	for i := range codes {
-		codes[i] = r.Uint64()
-	}
-	factor, pop := make([]float32, n), make([]uint16, n)
-	for i := range factor {
-		factor[i], pop[i] = r.Float32(), uint16(r.IntN(385))
-	}
-	qp := queryPlanes{lo: -0.3, delta: 0.04, sum: 0.7}
-	for _, p := range []*[]uint64{&qp.p0, &qp.p1, &qp.p2, &qp.p3} {
-		*p = []uint64{r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64()}
-	}
-	b := make([]float32, n)
-	lo2, hi2 := qp.scanAny(codes, factor, pop, 0.25, b)
-	// With the planes in one array, the AVX-512 kernel runs where the
-	// machine has it; without, the unrolled Go loop.
-	for _, all := range [][]uint64{slices.Concat(qp.p0, qp.p1, qp.p2, qp.p3), nil} {
-		qp.all = all
-		a := make([]float32, n)
-		lo1, hi1 := qp.scan6(codes, factor, pop, 0.25, a)
-		if !slices.Equal(a, b) || lo1 != lo2 || hi1 != hi2 {
-			t.Fatalf("the 384-d scan (planes in one array: %v) differs from the generic one", all != nil)
+	for _, w := range []int{6, 5} {
+		codes := make([]uint64, n*w)
+		for i := range codes {
+			codes[i] = r.Uint64()
+		}
+		factor, pop := make([]float32, n), make([]uint16, n)
+		for i := range factor {
+			factor[i], pop[i] = r.Float32(), uint16(r.IntN(385))
+		}
+		qp := queryPlanes{lo: -0.3, delta: 0.04, sum: 0.7}
+		for _, p := range []*[]uint64{&qp.p0, &qp.p1, &qp.p2, &qp.p3} {
+			for range w {
+				*p = append(*p, r.Uint64())
+			}
+		}
+		want := make([]float32, n)
+		wlo, whi := float32(math.Inf(1)), float32(math.Inf(-1))
+		for s := range n {
+			a := 0
+			for i := range w {
+				c := codes[s*w+i]
+				a += bits.OnesCount64(c&qp.p0[i]) + 2*bits.OnesCount64(c&qp.p1[i]) + 4*bits.OnesCount64(c&qp.p2[i]) + 8*bits.OnesCount64(c&qp.p3[i])
+			}
+			want[s] = factor[s]*(2*qp.lo*float32(pop[s])+2*qp.delta*float32(a)-qp.sum) + 0.25
+			wlo, whi = min(wlo, want[s]), max(whi, want[s])
+		}
+		// With the planes in one array, the AVX-512 kernel runs where the
+		// machine has it (six words); without, the Go loops.
+		for _, all := range [][]uint64{slices.Concat(qp.p0, qp.p1, qp.p2, qp.p3), nil} {
+			qp.all = all
+			got := make([]float32, n)
+			lo, hi := qp.scan(codes, factor, pop, 0.25, got)
+			if !slices.Equal(got, want) || lo != wlo || hi != whi {
+				t.Fatalf("%d words (planes in one array: %v): the scan differs from its formula", w, all != nil)
+			}
 		}
 	}
 }
