@@ -22,6 +22,7 @@ package bm25
 import (
 	"cmp"
 	"encoding/binary"
+	"github.com/adaptrag/adaptrag/internal/slots"
 	"math"
 	"slices"
 	"strings"
@@ -154,7 +155,7 @@ type Index struct {
 	// 2.5 bytes a posting instead of 4 for a plain id.
 	fwdOff  []uint32
 	fwd     []byte
-	slotOf  slotMap
+	slotOf  slots.Table
 	nLive   int
 	sumLive uint64 // total length of live documents
 
@@ -189,7 +190,7 @@ func (ix *Index) Grow(n int) {
 	ix.lens = slices.Grow(ix.lens, n)
 	ix.live = slices.Grow(ix.live, n)
 	ix.fwdOff = slices.Grow(ix.fwdOff, n)
-	ix.slotOf.grow(len(ix.ids) + n)
+	ix.slotOf.Grow(len(ix.ids) + n)
 }
 
 // Len returns the number of documents in the index.
@@ -234,7 +235,7 @@ func (ix *Index) Add(id uint32, text string) {
 	ix.ids = append(ix.ids, id)
 	ix.lens = append(ix.lens, dl)
 	ix.live = append(ix.live, true)
-	ix.slotOf.set(id, slot, len(ix.ids))
+	ix.slotOf.Set(id, slot, 2*int64(len(ix.ids)+denseReach))
 	ix.nLive++
 	ix.sumLive += uint64(dl)
 }
@@ -242,11 +243,11 @@ func (ix *Index) Add(id uint32, text string) {
 // Remove deletes the document id; removing an absent id does nothing.
 // Space is reclaimed lazily, once dead documents outnumber live ones.
 func (ix *Index) Remove(id uint32) {
-	slot, ok := ix.slotOf.get(id)
+	slot, ok := ix.slotOf.Get(id)
 	if !ok {
 		return
 	}
-	ix.slotOf.del(id)
+	ix.slotOf.Del(id)
 	ix.live[slot] = false
 	ix.nLive--
 	ix.sumLive -= uint64(ix.lens[slot])
@@ -276,7 +277,7 @@ func (ix *Index) compact() {
 		}
 		remap[s] = n
 		ix.ids[n], ix.lens[n] = ix.ids[s], ix.lens[s]
-		ix.slotOf.set(ix.ids[n], n, len(ix.ids))
+		ix.slotOf.Set(ix.ids[n], n, 2*int64(len(ix.ids)+denseReach))
 		fwd = append(fwd, ix.fwd[ix.fwdOff[s]:ix.fwdOff[s+1]]...)
 		fwdOff = append(fwdOff, uint32(len(fwd)))
 		n++
@@ -386,85 +387,10 @@ func fwdTerms(b []byte) func(func(uint32, uint32) bool) {
 	}
 }
 
-// slotMap maps document ids to slots. The ids a store gives are its dense
-// internal ids, so they index an array (4 bytes an id, no hashing); an id
-// far beyond the number of slots, which would make that array mostly
-// empty, goes to a map instead.
-type slotMap struct {
-	dense []uint32 // by id: slot+1, 0 when the id has none
-	far   map[uint32]uint32
-	n     int
-}
-
-// denseReach bounds the ids kept in the array: below this many past
-// twice the slots an index has had, an id costs at most a few wasted
+// denseReach bounds the ids kept in the id table's array: below this many
+// past twice the slots an index has had, an id costs at most a few wasted
 // entries per slot.
 const denseReach = 1 << 16
-
-func (m *slotMap) get(id uint32) (uint32, bool) {
-	if int64(id) < int64(len(m.dense)) {
-		v := m.dense[id]
-		return v - 1, v != 0
-	}
-	s, ok := m.far[id]
-	return s, ok
-}
-
-// set maps id to slot; nSlots is the number of slots, which bounds how
-// far the array grows.
-func (m *slotMap) set(id, slot uint32, nSlots int) {
-	if int64(id) >= int64(len(m.dense)) && int64(id) < 2*int64(nSlots)+denseReach {
-		m.grow(int(id) + 1)
-	}
-	if int64(id) < int64(len(m.dense)) {
-		if m.dense[id] == 0 {
-			m.n++
-		}
-		m.dense[id] = slot + 1
-		return
-	}
-	if m.far == nil {
-		m.far = make(map[uint32]uint32)
-	}
-	if _, ok := m.far[id]; !ok {
-		m.n++
-	}
-	m.far[id] = slot
-}
-
-func (m *slotMap) del(id uint32) {
-	if int64(id) < int64(len(m.dense)) {
-		if m.dense[id] != 0 {
-			m.dense[id] = 0
-			m.n--
-		}
-		return
-	}
-	if _, ok := m.far[id]; ok {
-		delete(m.far, id)
-		m.n--
-	}
-}
-
-// grow makes the array cover the ids below n, doubling at least, and
-// moves the ids of the map it now covers into it.
-func (m *slotMap) grow(n int) {
-	if n <= len(m.dense) {
-		return
-	}
-	n, old := max(n, 2*len(m.dense)), len(m.dense)
-	m.dense = slices.Grow(m.dense, n-old)[:n]
-	clear(m.dense[old:])
-	for id, s := range m.far {
-		if int64(id) < int64(n) {
-			m.dense[id] = s + 1
-			delete(m.far, id)
-		}
-	}
-}
-
-// len returns the number of ids mapped.
-func (m *slotMap) len() int { return m.n }
 
 // Search analyzes query with the index's analyzer and returns the k best
 // documents, best first, ties broken by ascending id. accept, when not nil,

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/adaptrag/adaptrag/internal/slots"
 	"hash"
 	"hash/crc32"
 	"io"
@@ -428,7 +429,7 @@ func (ix *Index) assemble(a *fileArrays) error {
 	nSlots, nTerms := len(a.ids), len(a.termEnd)
 	ix.ids, ix.lens = a.ids, a.lens
 	ix.live = make([]bool, nSlots)
-	ix.slotOf.grow(nSlots)
+	ix.slotOf.Grow(nSlots)
 	for s, l := range a.live {
 		switch l {
 		case 0:
@@ -441,10 +442,10 @@ func (ix *Index) assemble(a *fileArrays) error {
 		ix.nLive++
 		ix.sumLive += uint64(a.lens[s])
 		id := a.ids[s]
-		if _, dup := ix.slotOf.get(id); dup {
+		if _, dup := ix.slotOf.Get(id); dup {
 			return fmt.Errorf("%w: id %d live in two slots", ErrCorrupt, id)
 		}
-		ix.slotOf.set(id, uint32(s), nSlots)
+		ix.slotOf.Set(id, uint32(s), 2*int64(nSlots)+denseReach)
 	}
 
 	ix.dict = make(map[string]uint32, nTerms)
@@ -587,8 +588,8 @@ func postHash(s, t, tf uint32) uint64 {
 // one over the live ids; Remap fails, leaving the index unusable, when f
 // rejects one or maps two to one. It costs one pass over the documents.
 func (ix *Index) Remap(f func(old uint32) (uint32, bool)) error {
-	var slotOf slotMap
-	slotOf.grow(len(ix.ids))
+	var slotOf slots.Table
+	slotOf.Grow(len(ix.ids))
 	for s, old := range ix.ids {
 		if !ix.live[s] {
 			// A dead slot's id is never read; clear it so that no stale
@@ -600,11 +601,11 @@ func (ix *Index) Remap(f func(old uint32) (uint32, bool)) error {
 		if !ok {
 			return fmt.Errorf("bm25: remap: id %d has no new id", old)
 		}
-		if _, dup := slotOf.get(id); dup {
+		if _, dup := slotOf.Get(id); dup {
 			return fmt.Errorf("bm25: remap: two ids map to %d", id)
 		}
 		ix.ids[s] = id
-		slotOf.set(id, uint32(s), len(ix.ids))
+		slotOf.Set(id, uint32(s), 2*int64(len(ix.ids)+denseReach))
 	}
 	ix.slotOf = slotOf
 	return nil

@@ -287,7 +287,7 @@ func TestRemap(t *testing.T) {
 	// The renamed ids are the ones Remove and SearchAmong know.
 	id := want1(t, got)
 	got.Remove(id)
-	if _, ok := got.slotOf.get(id); ok {
+	if _, ok := got.slotOf.Get(id); ok {
 		t.Fatal("Remove by a renamed id left the document")
 	}
 
@@ -326,11 +326,11 @@ func idSlots(ix *Index) map[uint32]uint32 {
 			m[id] = uint32(s)
 		}
 	}
-	if len(m) != ix.slotOf.len() {
+	if len(m) != ix.slotOf.Len() {
 		panic("the id map holds other ids than the live slots")
 	}
 	for id, s := range m {
-		if got, ok := ix.slotOf.get(id); !ok || got != s {
+		if got, ok := ix.slotOf.Get(id); !ok || got != s {
 			panic("the id map disagrees with the slots")
 		}
 	}

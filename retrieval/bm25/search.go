@@ -265,7 +265,7 @@ func (ix *Index) SearchTokensAmong(tokens []string, k int, ids []uint32) []Score
 	}
 	slots := make([]uint32, 0, len(ids))
 	for _, id := range ids {
-		if s, ok := ix.slotOf.get(id); ok {
+		if s, ok := ix.slotOf.Get(id); ok {
 			slots = append(slots, s)
 		}
 	}

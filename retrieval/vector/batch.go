@@ -50,13 +50,13 @@ func (ix *Index) AddBatch(ids []uint32, vs [][]float32) error {
 	// Store the vectors and take the replaced ones out of their lists.
 	slots := make([]uint32, len(ids))
 	for i, id := range ids {
-		s, ok := ix.slot.get(id)
+		s, ok := ix.slot.Get(id)
 		if ok {
 			ix.unlink(s)
 			ix.addSum(ix.view(s, ix.scratchW()), -1)
 		} else {
 			s = uint32(len(ix.ids))
-			ix.slot.set(id, s)
+			ix.slot.Set(id, s, slotReach(&ix.slot))
 			ix.ids = append(ix.ids, id)
 			ix.growVecs(s)
 			ix.where = append(ix.where, loc{})

@@ -11,8 +11,8 @@ import (
 // holding it, and once trained every slot is in exactly one list, at the
 // position where says, under its id, with codes of the list's length.
 func (ix *Index) check() error {
-	if ix.slot.len() != len(ix.ids) {
-		return fmt.Errorf("%d ids, %d map entries", len(ix.ids), ix.slot.len())
+	if ix.slot.Len() != len(ix.ids) {
+		return fmt.Errorf("%d ids, %d map entries", len(ix.ids), ix.slot.Len())
 	}
 	// Every block but the last holds vecBlock vectors; together they hold
 	// one per id, and no block is left empty but a first one.
@@ -37,7 +37,7 @@ func (ix *Index) check() error {
 		}
 	}
 	var bad error
-	ix.slot.each(func(id, s uint32) {
+	ix.slot.Each(func(id, s uint32) {
 		if bad == nil && (int(s) >= len(ix.ids) || ix.ids[s] != id) {
 			bad = fmt.Errorf("id %d maps to slot %d", id, s)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/adaptrag/adaptrag/internal/slots"
 	"hash"
 	"hash/crc32"
 	"io"
@@ -432,12 +433,12 @@ func readIndex(fr *fileReader, o Options, at io.ReaderAt, off int64) (*Index, er
 	if err := ix.rebuildWhere(); err != nil {
 		return nil, fmt.Errorf("vector: read index: %w", err)
 	}
-	ix.slot = slotTable{}
+	ix.slot = slots.Table{}
 	for s, id := range ix.ids {
-		if _, dup := ix.slot.get(id); dup {
+		if _, dup := ix.slot.Get(id); dup {
 			return nil, fmt.Errorf("vector: read index: %w: id %d stored twice", ErrCorrupt, id)
 		}
-		ix.slot.set(id, uint32(s))
+		ix.slot.Set(id, uint32(s), slotReach(&ix.slot))
 	}
 	return ix, nil
 }
@@ -471,17 +472,17 @@ func (ix *Index) rebuildWhere() error {
 // leaving the index unusable, when f rejects an id or maps two ids to one.
 // It costs one pass over the ids: no vector is read or re-encoded.
 func (ix *Index) Remap(f func(old uint32) (uint32, bool)) error {
-	var slot slotTable
+	var slot slots.Table
 	for s, old := range ix.ids {
 		id, ok := f(old)
 		if !ok {
 			return fmt.Errorf("vector: remap: id %d has no new id", old)
 		}
-		if _, dup := slot.get(id); dup {
+		if _, dup := slot.Get(id); dup {
 			return fmt.Errorf("vector: remap: two ids map to %d", id)
 		}
 		ix.ids[s] = id
-		slot.set(id, uint32(s))
+		slot.Set(id, uint32(s), slotReach(&slot))
 	}
 	ix.slot = slot
 	for _, L := range ix.lists {

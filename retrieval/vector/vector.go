@@ -176,6 +176,7 @@ package vector
 import (
 	"cmp"
 	"fmt"
+	"github.com/adaptrag/adaptrag/internal/slots"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -286,10 +287,10 @@ type Index struct {
 	// holds their int8 copies (spill.go); vecs then holds slots nsp on.
 	sp   *spill
 	nsp  uint32
-	wbuf []float32 // dim scratch for writes; writes are serialized
-	sum  []float64 // Σ of the stored vectors, for their variance
-	ids  []uint32  // slot -> id
-	slot slotTable // id -> slot
+	wbuf []float32   // dim scratch for writes; writes are serialized
+	sum  []float64   // Σ of the stored vectors, for their variance
+	ids  []uint32    // slot -> id
+	slot slots.Table // id -> slot
 
 	// Rotation, fixed at New.
 	perm  []int32   // pdim entries: source index, or -1 for padding
@@ -413,7 +414,7 @@ func (ix *Index) Add(id uint32, v []float32) error {
 	if ix.sum == nil {
 		ix.sum = make([]float64, ix.dim)
 	}
-	s, ok := ix.slot.get(id)
+	s, ok := ix.slot.Get(id)
 	if ok {
 		if ix.trained {
 			ix.unlink(s)
@@ -421,7 +422,7 @@ func (ix *Index) Add(id uint32, v []float32) error {
 		ix.addSum(ix.view(s, ix.scratchW()), -1)
 	} else {
 		s = uint32(len(ix.ids))
-		ix.slot.set(id, s)
+		ix.slot.Set(id, s, slotReach(&ix.slot))
 		ix.ids = append(ix.ids, id)
 		ix.growVecs(s)
 		if ix.trained {
@@ -468,11 +469,11 @@ func (ix *Index) Grow(n int) {
 // Remove deletes the vector stored under id, if any. The last vector moves
 // into the freed slot, so storage stays dense.
 func (ix *Index) Remove(id uint32) {
-	s, ok := ix.slot.get(id)
+	s, ok := ix.slot.Get(id)
 	if !ok {
 		return
 	}
-	ix.slot.del(id)
+	ix.slot.Del(id)
 	if ix.trained {
 		ix.unlink(s)
 	}
@@ -481,7 +482,7 @@ func (ix *Index) Remove(id uint32) {
 	if s != last {
 		moved := ix.ids[last]
 		ix.ids[s] = moved
-		ix.slot.set(moved, s)
+		ix.slot.Set(moved, s, slotReach(&ix.slot))
 		ix.moveVec(s, last)
 		if ix.trained {
 			w := ix.where[last]
@@ -538,7 +539,7 @@ func (ix *Index) unexplained() float64 {
 // an error reading it, or a checksum that does not match (ErrCorrupt), is
 // returned with dst unchanged.
 func (ix *Index) ReadVector(dst []float32, id uint32) ([]float32, bool, error) {
-	s, ok := ix.slot.get(id)
+	s, ok := ix.slot.Get(id)
 	if !ok {
 		return dst, false, nil
 	}
@@ -617,6 +618,10 @@ func (ix *Index) moveVec(to, from uint32) {
 		ix.sp.set(to, slices.Clone(ix.vec(from)))
 	}
 }
+
+// slotReach is how far the id table's array may grow: four times the ids
+// it holds, plus room for a small index.
+func slotReach(t *slots.Table) int64 { return 4*int64(t.Len()+1) + 1024 }
 
 // scratchW returns the writers' dim scratch buffer.
 func (ix *Index) scratchW() []float32 {
@@ -1208,7 +1213,7 @@ func (ix *Index) searchAmong(q []float32, k int, ids []uint32, how int) []Scored
 	slots := sc.cand[:0]
 	ascending := true // then no id repeats
 	for i, id := range ids {
-		if s, ok := ix.slot.get(id); ok {
+		if s, ok := ix.slot.Get(id); ok {
 			slots = append(slots, s)
 		}
 		if i > 0 && id <= ids[i-1] {
