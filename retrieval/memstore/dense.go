@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -326,11 +325,8 @@ func (s *Store) vectorDamage(err error) error {
 	if !errors.Is(err, vector.ErrCorrupt) || s.disk == nil {
 		return err
 	}
-	if s.denseOnDisk {
-		if rerr := os.Remove(s.disk.path(denseName)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-			err = errors.Join(err, rerr)
-		}
-		s.denseOnDisk = false
+	if rerr := s.dropIndexFile(denseName, &s.denseOnDisk); rerr != nil {
+		err = errors.Join(err, rerr)
 	}
 	return corruptf(s.disk.dir, denseName, -1, "%v; the next open builds the dense index from the records", err)
 }
@@ -395,12 +391,5 @@ func (s *Store) dropDense() error {
 	if err := s.dropSparse(); err != nil {
 		return err
 	}
-	if !s.denseOnDisk || s.disk == nil || s.disk.ro {
-		return nil
-	}
-	if err := os.Remove(s.disk.path(denseName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	s.denseOnDisk = false
-	return nil
+	return s.dropIndexFile(denseName, &s.denseOnDisk)
 }

@@ -215,13 +215,17 @@ func (s *Store) rebuildSparse() {
 
 // dropSparse removes the keyword index file before the first write after
 // an open that adopted it, or wrote it (see dropDense).
-func (s *Store) dropSparse() error {
-	if !s.sparseOnDisk || s.disk == nil || s.disk.ro {
+func (s *Store) dropSparse() error { return s.dropIndexFile(sparseName, &s.sparseOnDisk) }
+
+// dropIndexFile removes the derived index file name of a writer when
+// *onDisk says the directory holds it, and clears *onDisk.
+func (s *Store) dropIndexFile(name string, onDisk *bool) error {
+	if !*onDisk || s.disk == nil || s.disk.ro {
 		return nil
 	}
-	if err := os.Remove(s.disk.path(sparseName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(s.disk.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	s.sparseOnDisk = false
+	*onDisk = false
 	return nil
 }
