@@ -50,17 +50,7 @@ func (ix *Index) AddBatch(ids []uint32, vs [][]float32) error {
 	// Store the vectors and take the replaced ones out of their lists.
 	slots := make([]uint32, len(ids))
 	for i, id := range ids {
-		s, ok := ix.slot.Get(id)
-		if ok {
-			ix.unlink(s)
-			ix.addSum(ix.view(s, ix.scratchW()), -1)
-		} else {
-			s = uint32(len(ix.ids))
-			ix.slot.Set(id, s, slotReach(&ix.slot))
-			ix.ids = append(ix.ids, id)
-			ix.growVecs(s)
-			ix.where = append(ix.where, loc{})
-		}
+		s := ix.slotFor(id)
 		v := vs[i]
 		dst := ix.store(s, v, 1/math.Sqrt(float64(dot(v, v))))
 		ix.addSum(dst, 1)

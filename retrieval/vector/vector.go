@@ -429,21 +429,7 @@ func (ix *Index) Add(id uint32, v []float32) error {
 	if ix.sum == nil {
 		ix.sum = make([]float64, ix.dim)
 	}
-	s, ok := ix.slot.Get(id)
-	if ok {
-		if ix.trained {
-			ix.unlink(s)
-		}
-		ix.addSum(ix.view(s, ix.scratchW()), -1)
-	} else {
-		s = uint32(len(ix.ids))
-		ix.slot.Set(id, s, slotReach(&ix.slot))
-		ix.ids = append(ix.ids, id)
-		ix.growVecs(s)
-		if ix.trained {
-			ix.where = append(ix.where, loc{})
-		}
-	}
+	s := ix.slotFor(id)
 	dst := ix.store(s, v, 1/norm)
 	ix.addSum(dst, 1)
 	if ix.trained {
@@ -455,6 +441,26 @@ func (ix *Index) Add(id uint32, v []float32) error {
 		ix.train()
 	}
 	return nil
+}
+
+// slotFor returns the slot that id's new vector goes to: the one it had,
+// taken out of its list and of the running sum, or a new one at the end.
+func (ix *Index) slotFor(id uint32) uint32 {
+	if s, ok := ix.slot.Get(id); ok {
+		if ix.trained {
+			ix.unlink(s)
+		}
+		ix.addSum(ix.view(s, ix.scratchW()), -1)
+		return s
+	}
+	s := uint32(len(ix.ids))
+	ix.slot.Set(id, s, slotReach(&ix.slot))
+	ix.ids = append(ix.ids, id)
+	ix.growVecs(s)
+	if ix.trained {
+		ix.where = append(ix.where, loc{})
+	}
+	return s
 }
 
 // Grow reserves room for n more vectors, so that adding them does not
