@@ -3,6 +3,7 @@ package vector
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 
@@ -287,4 +288,59 @@ func BenchmarkOnDisk(b *testing.B) {
 			b.ReportMetric(heap*(1<<20)/float64(n), "heap-B/vector")
 		})
 	}
+}
+
+// BenchmarkKernels: one op = one inner product of 384 dimensions (float32
+// by float32, float32 by int8) or the 1-bit scan of 1,024 codes of 384
+// dimensions, by the kernels this machine selects and by the Go loops.
+func BenchmarkKernels(b *testing.B) {
+	const dim, n = 384, 1024
+	r := rand.New(rand.NewPCG(71, 72))
+	q, v, c := make([]float32, dim), make([]float32, dim), make([]int8, dim)
+	for i := range q {
+		q[i], v[i], c[i] = float32(r.NormFloat64()), float32(r.NormFloat64()), int8(r.IntN(255)-127)
+	}
+	var sink float32
+	b.Run("dot/kernel", func(b *testing.B) {
+		for b.Loop() {
+			sink += dot(q, v)
+		}
+	})
+	b.Run("dot/go", func(b *testing.B) {
+		for b.Loop() {
+			sink += dotTail(q, v, 0, [4]float32{})
+		}
+	})
+	b.Run("dot8/kernel", func(b *testing.B) {
+		for b.Loop() {
+			sink += dot8Q(q, c)
+		}
+	})
+	b.Run("dot8/go", func(b *testing.B) {
+		for b.Loop() {
+			sink += dot8(q, c)
+		}
+	})
+	codes := make([]uint64, 6*n)
+	for i := range codes {
+		codes[i] = r.Uint64()
+	}
+	factor, pop, est := make([]float32, n), make([]uint16, n), make([]float32, n)
+	planes := make([]uint64, 24)
+	for i := range planes {
+		planes[i] = r.Uint64()
+	}
+	qp := queryPlanes{p0: planes[0:6], p1: planes[6:12], p2: planes[12:18], p3: planes[18:24], lo: -0.1, delta: 0.01}
+	for _, mode := range []struct {
+		name string
+		all  []uint64
+	}{{"scan1024/kernel", planes}, {"scan1024/go", nil}} {
+		qp.all = mode.all // without the planes in one array, the Go loop
+		b.Run(mode.name, func(b *testing.B) {
+			for b.Loop() {
+				qp.scan(codes, factor, pop, 0, est)
+			}
+		})
+	}
+	_ = sink
 }

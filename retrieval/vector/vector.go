@@ -39,7 +39,9 @@
 // an AVX kernel that performs the Go loop's own operations (same bits, so
 // an index does not depend on the machine that built it), the int8 ones
 // as AVX2 FMA, and the 1-bit scan of 384-dimensional codes as AVX-512
-// popcounts (simd_amd64.s).
+// popcounts (simd_amd64.s). BenchmarkKernels, quiet machine: a 384-d
+// float32 product 64 ns against 154 for the Go loop, the int8 one 37
+// against 274, the 1-bit scan 6.3 ns a code against 23.3.
 //
 // The second rule is for a query almost equally far from many centroids,
 // whose neighbours the budget's cut among those lists misses. On the
