@@ -17,16 +17,38 @@ var hasPopcnt512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX51
 //go:noescape
 func popcounts6AVX512(codes, planes *uint64, n int, out *uint32)
 
+//go:noescape
+func popcounts6AVX2(codes, nib *uint64, n int, out *uint32)
+
 // popcounts6 writes, for each six-word code, its weighted popcount against
 // the four planes (24 words) to out, and reports whether it could (false:
-// no AVX-512 here, the caller computes them).
+// neither AVX-512 nor AVX2 here, the caller computes them).
 func popcounts6(codes, planes []uint64, out []uint32) bool {
-	if !hasPopcnt512 || len(out) == 0 {
+	if len(out) == 0 || !hasPopcnt512 && !hasAVX2 {
 		return false
 	}
 	codes, planes = codes[:6*len(out)], planes[:24]
-	popcounts6AVX512(&codes[0], &planes[0], len(out), &out[0])
+	if hasPopcnt512 {
+		popcounts6AVX512(&codes[0], &planes[0], len(out), &out[0])
+		return true
+	}
+	nib := nibblePlanes(planes)
+	popcounts6AVX2(&codes[0], &nib[0], len(out), &out[0])
 	return true
+}
+
+// nibblePlanes lays the four planes out as popcounts6AVX2 reads them:
+// for plane p, at 16·p, the low nibbles of its six words, two zero words,
+// then its high nibbles (shifted down) and two zero words.
+func nibblePlanes(planes []uint64) (nib [64]uint64) {
+	const low = 0x0f0f0f0f0f0f0f0f
+	for p := range 4 {
+		for w, x := range planes[6*p : 6*p+6] {
+			nib[16*p+w] = x & low
+			nib[16*p+8+w] = x >> 4 & low
+		}
+	}
+	return nib
 }
 
 //go:noescape

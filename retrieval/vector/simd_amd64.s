@@ -140,3 +140,88 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// Popcount of each nibble value, for VPSHUFB (the table repeats in each
+// 128-bit lane, which VPSHUFB looks up in separately).
+DATA nibbleCount<>+0(SB)/8, $0x0302020102010100
+DATA nibbleCount<>+8(SB)/8, $0x0403030203020201
+DATA nibbleCount<>+16(SB)/8, $0x0302020102010100
+DATA nibbleCount<>+24(SB)/8, $0x0403030203020201
+GLOBL nibbleCount<>(SB), (RODATA|NOPTR), $32
+
+DATA lowNibbles<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lowNibbles<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lowNibbles<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lowNibbles<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL lowNibbles<>(SB), (RODATA|NOPTR), $32
+
+// PLANE adds plane p of the nibble table (nib + 128·p: low nibbles of
+// words 0-3 at +0, of words 4-5 at +32, high nibbles at +64 and +96) to
+// the byte counts: Y8 (words 0-3) and X9 (words 4-5) are doubled, then
+// given the popcounts of the code's nibbles (Y0, X1 low; Y2, X3 high)
+// under the plane's.
+#define PLANE(off) \
+	VPAND   off+0(DX), Y0, Y4 \
+	VPAND   off+64(DX), Y2, Y5 \
+	VPSHUFB Y4, Y14, Y4 \
+	VPSHUFB Y5, Y14, Y5 \
+	VPAND   off+32(DX), X1, X6 \
+	VPAND   off+96(DX), X3, X7 \
+	VPSHUFB X6, X14, X6 \
+	VPSHUFB X7, X14, X7 \
+	VPADDB  Y8, Y8, Y8 \
+	VPADDB  X9, X9, X9 \
+	VPADDB  Y4, Y8, Y8 \
+	VPADDB  X6, X9, X9 \
+	VPADDB  Y5, Y8, Y8 \
+	VPADDB  X7, X9, X9
+
+// func popcounts6AVX2(codes, nib *uint64, n int, out *uint32)
+// popcounts6AVX512's sums without AVX-512: the popcount of a byte is that
+// of its two nibbles, looked up 32 at a time by VPSHUFB. nib holds the
+// four planes split into nibbles (see PLANE); the planes' weights 8, 4,
+// 2, 1 are applied by doubling the byte counts between planes (a byte
+// reaches at most 8·15 = 120, and 240 once the two halves are added, so
+// bytes never overflow), and VPSADBW sums the bytes of a code.
+TEXT ·popcounts6AVX2(SB), NOSPLIT, $0-32
+	MOVQ codes+0(FP), SI
+	MOVQ nib+8(FP), DX
+	MOVQ n+16(FP), CX
+	MOVQ out+24(FP), DI
+	VMOVDQU nibbleCount<>(SB), Y14
+	VMOVDQU lowNibbles<>(SB), Y15
+	VPXOR   Y13, Y13, Y13
+
+loop:
+	CMPQ CX, $0
+	JE   done
+	VMOVDQU 0(SI), Y0
+	VMOVDQU 32(SI), X1
+	VPSRLW  $4, Y0, Y2
+	VPSRLW  $4, X1, X3
+	VPAND   Y15, Y0, Y0
+	VPAND   Y15, Y2, Y2
+	VPAND   X15, X1, X1
+	VPAND   X15, X3, X3
+	VPXOR   Y8, Y8, Y8
+	VPXOR   Y9, Y9, Y9
+	PLANE(384)
+	PLANE(256)
+	PLANE(128)
+	PLANE(0)
+	VPADDB  Y9, Y8, Y8 // Y9's upper half is zero
+	VPSADBW Y13, Y8, Y8
+	VEXTRACTI128 $1, Y8, X10
+	VPADDQ  X10, X8, X8
+	VPSHUFD $0x4e, X8, X10
+	VPADDQ  X10, X8, X8
+	VMOVQ   X8, AX
+	MOVL    AX, (DI)
+	ADDQ    $48, SI
+	ADDQ    $4, DI
+	DECQ    CX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
