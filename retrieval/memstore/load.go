@@ -172,7 +172,10 @@ func loadFiles(ctx context.Context, dir string, s *Store, writable bool) (_ *loa
 		if s.dim == 0 && sh.dim != 0 {
 			s.setDim(sh.dim)
 		}
-		s.grow(sh.count, snapSize)
+		// Sized once for the snapshot and what the log may add: a map
+		// grown from the snapshot's count to the log's total rehashed
+		// every key (half a second of a warm reopen at 1M).
+		s.grow(sh.count+logChunks(l, s.dim, snapSize, sh.count), snapSize+max(l.size-l.hdr.len, 0))
 		err := loadSnapshot(ctx, snap, snapSize, sh, &loadDecoder{skipVec: s.skipDense}, func(cs []retrieval.Chunk) error {
 			if err := s.checkLoaded(cs); err != nil {
 				return &snapDamage{-1, 0, err.Error()}
@@ -207,16 +210,8 @@ func loadFiles(ctx context.Context, dir string, s *Store, writable bool) (_ *loa
 		l.gen, l.base = l.hdr.gen, l.hdr.base
 	}
 
-	// Room for the chunks the log may add, estimated from its size by the
-	// snapshot's bytes per chunk (or a vector's, without one): growing the
-	// per-record slices by appends copies them over and over, which for a
-	// log of half the snapshot's size was most of the garbage of a load.
-	if logBytes := l.size - l.hdr.len; logBytes > 0 {
-		per := int64(4*s.dim + 64)
-		if snap != nil && sh.count > 0 {
-			per = max(snapSize/int64(sh.count), 1)
-		}
-		s.grow(uint64(logBytes/per), logBytes)
+	if snap == nil {
+		s.grow(logChunks(l, s.dim, 0, 0), l.size-l.hdr.len)
 	}
 	hasNote = hasNote && note.gen == l.hdr.gen
 	landed := hasNote && note.size == uint64(l.hdr.len) && note.seq == l.hdr.base
@@ -273,6 +268,23 @@ func loadFiles(ctx context.Context, dir string, s *Store, writable bool) (_ *loa
 	// returned success.
 	l.torn = dmg != nil
 	return l, nil
+}
+
+// logChunks estimates how many chunks the log of l may add, from its size
+// and the snapshot's bytes per chunk (or a vector's, without a snapshot):
+// growing the per-record slices and maps by appends copies them over and
+// over, which for a log of half the snapshot's size was most of the
+// garbage of a load.
+func logChunks(l *loaded, dim int, snapSize int64, snapCount uint64) uint64 {
+	logBytes := l.size - l.hdr.len
+	if logBytes <= 0 {
+		return 0
+	}
+	per := int64(4*dim + 64)
+	if snapCount > 0 {
+		per = max(snapSize/int64(snapCount), 1)
+	}
+	return uint64(logBytes / per)
 }
 
 // recordHeaderLen is the length of a record header in a log of version v.
