@@ -296,7 +296,7 @@ func (s *Store) adoptDense(df *denseFile, tag denseTag) error {
 				continue
 			}
 		}
-		if iid, ok := s.byKey[k]; ok {
+		if iid, ok := s.byKey.get(s.recs, k.tenant, k.id); ok {
 			df.iids[old] = iid
 		}
 	}

@@ -20,7 +20,7 @@ func dump(s *Store) string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var lines []string
-	for k, iid := range s.byKey {
+	for k, iid := range s.byKey.all(s.recs) {
 		c := s.recs[iid].Chunk
 		v, _ := s.vec.Vector(iid)
 		meta := slices.Sorted(maps.Keys(c.Meta))

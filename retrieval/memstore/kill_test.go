@@ -163,7 +163,7 @@ func TestKill(t *testing.T) {
 			t.Fatalf("round %d: reopen after kill: %v", round, err)
 		}
 		counts := map[int]int{}
-		for k := range s.byKey {
+		for k := range s.byKey.all(s.recs) {
 			var n, j int
 			if _, err := fmt.Sscanf(k.id, "b%d-%d", &n, &j); err != nil {
 				t.Fatalf("unexpected chunk id %q", k.id)
@@ -222,10 +222,10 @@ func TestKill(t *testing.T) {
 // rebuilt the index from the records or adopted the saved one.
 func checkKillVectors(t *testing.T, s *Store, when string) {
 	t.Helper()
-	if s.vec.Len() != len(s.byKey) {
-		t.Fatalf("%s: dense index holds %d vectors for %d chunks", when, s.vec.Len(), len(s.byKey))
+	if s.vec.Len() != s.byKey.len() {
+		t.Fatalf("%s: dense index holds %d vectors for %d chunks", when, s.vec.Len(), s.byKey.len())
 	}
-	for k, iid := range s.byKey {
+	for k, iid := range s.byKey.all(s.recs) {
 		var n, j int
 		if _, err := fmt.Sscanf(k.id, "b%d-%d", &n, &j); err != nil {
 			t.Fatalf("unexpected chunk id %q", k.id)

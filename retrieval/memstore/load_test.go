@@ -64,7 +64,7 @@ func TestApplyLoadedMatchesUpsert(t *testing.T) {
 		if da, db := dump(a), dump(b); da != db {
 			t.Fatalf("seed %d: the states differ", seed)
 		}
-		if !maps.Equal(a.byKey, b.byKey) || !slices.Equal(a.tenantOf, b.tenantOf) || !slices.Equal(a.free, b.free) || a.nLive != b.nLive {
+		if !maps.Equal(maps.Collect(a.byKey.all(a.recs)), maps.Collect(b.byKey.all(b.recs))) || !slices.Equal(a.tenantOf, b.tenantOf) || !slices.Equal(a.free, b.free) || a.nLive != b.nLive {
 			t.Fatalf("seed %d: ids differ", seed)
 		}
 		for name, pair := range map[string][2]any{"tenant": {a.byTenant, b.byTenant}, "source": {a.bySource, b.bySource}, "doc": {a.byDoc, b.byDoc}} {

@@ -187,7 +187,7 @@ type Store struct {
 	tenantOf []uint32
 	tenants  map[string]uint32
 	free     []uint32 // internal ids of deleted records, for reuse
-	byKey    map[key]uint32
+	byKey    keyTable // live records by key
 	// The payload index (payload.go): the live records of each tenant,
 	// of each source of a tenant, and of each document.
 	byTenant map[uint32]*idSet
@@ -290,7 +290,7 @@ func newStore(o Options) *Store {
 		bgCtx: ctx, bgCancel: cancel,
 		opts:     o,
 		lex:      bm25.New(o.BM25),
-		byKey:    make(map[key]uint32),
+		byKey:    newKeyTable(0),
 		tenants:  make(map[string]uint32),
 		byDoc:    make(map[docKey]*idSet),
 		byTenant: make(map[uint32]*idSet),
@@ -519,7 +519,7 @@ func (s *Store) apply(chunks []retrieval.Chunk, loaded bool) {
 		}
 		c.Vector = nil
 		k := key{c.Tenant, c.ID}
-		iid, ok := s.claim(k, loaded)
+		iid, ok := s.claim(k)
 		if ok {
 			s.preserve(iid)
 			s.unlink(iid, s.tenantOf[iid], &s.recs[iid])
@@ -573,31 +573,14 @@ func (s *Store) apply(chunks []retrieval.Chunk, loaded bool) {
 
 // claim returns the internal id of key k, and whether it had one already;
 // a new key is given one (a freed id, or a new one past the last), its
-// record slot made. With expectNew the key is inserted first and looked
-// for only if it was there, which saves a lookup per chunk of a load.
-func (s *Store) claim(k key, expectNew bool) (uint32, bool) {
+// record slot made.
+func (s *Store) claim(k key) (uint32, bool) {
 	next, fromFree := uint32(len(s.recs)), len(s.free) > 0
 	if fromFree {
 		next = s.free[len(s.free)-1]
 	}
-	if expectNew {
-		n := len(s.byKey)
-		s.byKey[k] = next
-		if len(s.byKey) == n {
-			// It was there after all, and its id was overwritten: found
-			// again by its record, the one live record of that key.
-			for iid := range s.recs {
-				if r := &s.recs[iid]; r.live && r.Tenant == k.tenant && r.ID == k.id && uint32(iid) != next {
-					s.byKey[k] = uint32(iid)
-					return uint32(iid), true
-				}
-			}
-		}
-	} else {
-		if iid, ok := s.byKey[k]; ok {
-			return iid, true
-		}
-		s.byKey[k] = next
+	if iid, ok := s.byKey.claim(s.recs, k.tenant, k.id, next); ok {
+		return iid, true
 	}
 	if fromFree {
 		s.free = s.free[:len(s.free)-1]
@@ -617,9 +600,7 @@ func (s *Store) grow(count uint64, bytes int64) {
 	n := int(min(count, uint64(max(bytes, 0))/16, 1<<28))
 	s.recs = slices.Grow(s.recs, n)
 	s.tenantOf = slices.Grow(s.tenantOf, n)
-	if len(s.byKey) == 0 {
-		s.byKey = make(map[key]uint32, n)
-	}
+	s.byKey.grow(s.byKey.len() + n)
 	// An index about to be adopted from its file is not sized: it is
 	// replaced whole.
 	if !s.skipSparse {
@@ -783,7 +764,7 @@ func (s *Store) applyDelete(tenant, docID string) {
 	for _, iid := range s.byDoc[docKey{tenant, docID}].appendTo(nil) {
 		s.preserve(iid)
 		r := &s.recs[iid]
-		delete(s.byKey, key{r.Tenant, r.ID})
+		s.byKey.del(s.recs, r.Tenant, r.ID)
 		s.unlink(iid, s.tenantOf[iid], r)
 		*r = record{}
 		s.tenantOf[iid] = noTenant

@@ -57,7 +57,7 @@ func without(t *testing.T, want *Store, prefixes ...string) string {
 	n := newStore(Options{})
 	want.mu.RLock()
 	var keep []retrieval.Chunk
-	for k, iid := range want.byKey {
+	for k, iid := range want.byKey.all(want.recs) {
 		if slices.ContainsFunc(prefixes, func(p string) bool { return k.id == p || strings.HasPrefix(k.id, p+"-") }) {
 			continue
 		}

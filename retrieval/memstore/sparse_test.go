@@ -366,8 +366,8 @@ func TestSparseIndexFollowsDenseIndex(t *testing.T) {
 // adopted sparse.idx, and whatever the order its documents were added in.
 func checkLexicon(t *testing.T, s *Store, when string) {
 	t.Helper()
-	if s.lex.Len() != len(s.byKey) {
-		t.Fatalf("%s: keyword index holds %d documents for %d chunks", when, s.lex.Len(), len(s.byKey))
+	if s.lex.Len() != s.byKey.len() {
+		t.Fatalf("%s: keyword index holds %d documents for %d chunks", when, s.lex.Len(), s.byKey.len())
 	}
 	fresh := bm25.New(s.opts.BM25)
 	for iid := range s.recs {
@@ -375,7 +375,7 @@ func checkLexicon(t *testing.T, s *Store, when string) {
 			fresh.Add(uint32(iid), lexText(&r.Chunk))
 		}
 	}
-	for k, iid := range s.byKey {
+	for k, iid := range s.byKey.all(s.recs) {
 		text := lexText(&s.recs[iid].Chunk)
 		got, want := s.lex.SearchAmong(text, 1, []uint32{iid}), fresh.SearchAmong(text, 1, []uint32{iid})
 		if len(got) != len(want) || len(got) == 1 && (got[0].ID != iid || math.Abs(got[0].Score-want[0].Score) > 1e-9*want[0].Score) {
