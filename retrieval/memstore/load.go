@@ -215,29 +215,17 @@ func loadFiles(ctx context.Context, dir string, s *Store, writable bool) (_ *loa
 	}
 	hasNote = hasNote && note.gen == l.hdr.gen
 	landed := hasNote && note.size == uint64(l.hdr.len) && note.seq == l.hdr.base
-	ld := &loadDecoder{skipVec: s.skipDense}
-	end, seq, dmg, err := scanLog(ctx, l.log, l.hdr.version, l.hdr.len, l.size, l.hdr.base, func(seq uint64, payload []byte, end int64) error {
-		if seq <= skip {
-			if hasNote && uint64(end) == note.size {
-				landed = seq == note.seq
-			}
-			l.tailOff = end
-			return nil
-		}
-		op, err := decodeOpWith(payload, ld)
-		if err == nil {
-			err = s.applyOp(op)
-		}
-		if err != nil {
-			// The checksum matched, so this is not a torn write.
-			return corruptf(dir, walName, end-int64(len(payload))-recordHeaderLen(l.hdr.version), "record %d: %v", seq, err)
-		}
+	end, seq, dmg, err := replayLog(ctx, l, skip, s, func(seq uint64, end int64) {
 		if hasNote && uint64(end) == note.size {
 			landed = seq == note.seq
 		}
-		return nil
 	})
 	if err != nil {
+		var bad *badOp
+		if errors.As(err, &bad) {
+			// The checksum matched, so this is not a torn write.
+			return nil, corruptf(dir, walName, bad.off, "record %d: %v", bad.seq, bad.err)
+		}
 		return nil, err
 	}
 	l.end, l.seq = end, seq
@@ -285,6 +273,76 @@ func logChunks(l *loaded, dim int, snapSize int64, snapCount uint64) uint64 {
 		per = max(snapSize/int64(snapCount), 1)
 	}
 	return uint64(logBytes / per)
+}
+
+// badOp is a log record, intact by its checksum, that does not decode or
+// apply.
+type badOp struct {
+	seq uint64
+	off int64 // where the record starts
+	err error
+}
+
+func (e *badOp) Error() string { return fmt.Sprintf("record %d: %v", e.seq, e.err) }
+
+// errReplayStopped ends the scan of a replay whose applier stopped.
+var errReplayStopped = errors.New("replay stopped")
+
+// replayLog applies the records of l's log after record skip to s, and
+// calls seen with the sequence number and end of every intact record, in
+// order (those up to skip too, which it otherwise passes over, the last
+// one's end becoming l.tailOff). A goroutine reads, checks and decodes
+// the records a few ahead of the one being applied: a reopen spends about
+// as long on each half. It returns scanLog's results, or a *badOp.
+func replayLog(ctx context.Context, l *loaded, skip uint64, s *Store, seen func(seq uint64, end int64)) (int64, uint64, *damage, error) {
+	type item struct {
+		op  logOp
+		seq uint64
+		off int64
+		err error // the record does not decode
+	}
+	items, stop := make(chan item, 8), make(chan struct{})
+	var (
+		end     int64
+		last    uint64
+		dmg     *damage
+		scanErr error
+	)
+	ld := &loadDecoder{skipVec: s.skipDense} // its vectors are never reused: see decodeOpWith
+	hl := recordHeaderLen(l.hdr.version)
+	go func() {
+		defer close(items)
+		end, last, dmg, scanErr = scanLog(ctx, l.log, l.hdr.version, l.hdr.len, l.size, l.hdr.base, func(seq uint64, payload []byte, e int64) error {
+			seen(seq, e)
+			if seq <= skip {
+				l.tailOff = e
+				return nil
+			}
+			op, err := decodeOpWith(payload, ld)
+			select {
+			case items <- item{op, seq, e - int64(len(payload)) - hl, err}:
+			case <-stop:
+				return errReplayStopped
+			}
+			if err != nil {
+				return errReplayStopped
+			}
+			return nil
+		})
+	}()
+	for it := range items {
+		err := it.err
+		if err == nil {
+			err = s.applyOp(it.op)
+		}
+		if err != nil {
+			close(stop)
+			for range items { // until the reader has stopped
+			}
+			return 0, 0, nil, &badOp{it.seq, it.off, err}
+		}
+	}
+	return end, last, dmg, scanErr
 }
 
 // recordHeaderLen is the length of a record header in a log of version v.
