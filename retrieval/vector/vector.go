@@ -324,6 +324,7 @@ type Index struct {
 	ccodes  []uint64
 	cfactor []float32
 	cpop    []uint16
+	groups  groups  // the lists around pivots, for nearest (groups.go)
 	assign  scratch // planes and buffers for nearest; writes are serialized
 
 	pool sync.Pool // *scratch
@@ -695,6 +696,7 @@ func (ix *Index) train() {
 	ix.encBuf = make([]float32, ix.pdim)
 	ix.lists = nil
 	ix.ccodes, ix.cfactor, ix.cpop = nil, nil, nil
+	ix.groups = groups{}
 	ix.addList(c)
 	ix.where = make([]loc, n)
 	for s := range n {
@@ -737,6 +739,7 @@ func (ix *Index) setList(at int, c []float32) int {
 	if l1 > 0 {
 		ix.cfactor[at] = float32(l2 / l1)
 	}
+	ix.regroup(at)
 	return at
 }
 
@@ -775,14 +778,18 @@ func (ix *Index) nearestWith(sc *scratch, v, rv []float32) int {
 		return bl
 	}
 	qp := quantize(rv, sc.planes, ix.words)
-	nl := len(ix.lists)
-	est := slices.Grow(sc.est[:0], nl)[:nl]
-	qp.scan(ix.ccodes, ix.cfactor, ix.cpop, 0, est)
 	short := topK{items: sc.fine[:0], k: nearestShort}
-	for l, e := range est {
-		short.push(Scored{ID: uint32(l), Score: e - ix.lists[l].half})
+	if nl := len(ix.lists); nl >= groupFrom {
+		ix.nearestGrouped(sc, &qp, &short)
+	} else {
+		est := slices.Grow(sc.est[:0], nl)[:nl]
+		qp.scan(ix.ccodes, ix.cfactor, ix.cpop, 0, est)
+		for l, e := range est {
+			short.push(Scored{ID: uint32(l), Score: e - ix.lists[l].half})
+		}
+		sc.est = est
 	}
-	sc.est, sc.fine = est, short.items
+	sc.fine = short.items
 	for _, it := range short.items {
 		L := ix.lists[it.ID]
 		if d := dot(v, L.centroid) - L.half; d > best || (d == best && int(it.ID) < bl) {
@@ -1710,6 +1717,7 @@ type scratch struct {
 	slots      []uint32
 	fine       []Scored // stage-2 heap; ID holds a slot
 	top        []Scored
+	gtop       []Scored // nearest's best groups
 }
 
 func (ix *Index) getScratch() *scratch {
