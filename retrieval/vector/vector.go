@@ -1122,18 +1122,47 @@ func (ix *Index) rotate(dst, v, center []float32) {
 }
 
 // fwht64 is an in-place orthonormal Walsh–Hadamard transform of 64 values.
-func fwht64(a []float32) {
-	a = a[:64]
-	for h := 1; h < 64; h <<= 1 {
-		for i := 0; i < 64; i += h << 1 {
-			for j := i; j < i+h; j++ {
-				x, y := a[j], a[j+h]
-				a[j], a[j+h] = x+y, x-y
-			}
+// Each insert rotates its vector at least once and each split a whole
+// list, so the butterflies are written out: the first three stages on
+// eight values held in variables, the last three on fixed-size arrays,
+// without bounds checks. Every value is the same sum or difference of the
+// same two values as in the textbook loop, so the bits are too.
+func fwht64(s []float32) {
+	a := (*[64]float32)(s[:64])
+	for b := 0; b < 64; b += 8 {
+		p := (*[8]float32)(a[b : b+8])
+		x0, x1, x2, x3, x4, x5, x6, x7 := p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]
+		x0, x1 = x0+x1, x0-x1
+		x2, x3 = x2+x3, x2-x3
+		x4, x5 = x4+x5, x4-x5
+		x6, x7 = x6+x7, x6-x7
+		x0, x2 = x0+x2, x0-x2
+		x1, x3 = x1+x3, x1-x3
+		x4, x6 = x4+x6, x4-x6
+		x5, x7 = x5+x7, x5-x7
+		p[0], p[4] = x0+x4, x0-x4
+		p[1], p[5] = x1+x5, x1-x5
+		p[2], p[6] = x2+x6, x2-x6
+		p[3], p[7] = x3+x7, x3-x7
+	}
+	for b := 0; b < 64; b += 16 {
+		p := (*[16]float32)(a[b : b+16])
+		for j := range 8 {
+			x, y := p[j], p[j+8]
+			p[j], p[j+8] = x+y, x-y
 		}
 	}
-	for i := range a {
-		a[i] *= 0.125 // 1/sqrt(64)
+	for b := 0; b < 64; b += 32 {
+		p := (*[32]float32)(a[b : b+32])
+		for j := range 16 {
+			x, y := p[j], p[j+16]
+			p[j], p[j+16] = x+y, x-y
+		}
+	}
+	for j := range 32 {
+		x, y := a[j], a[j+32]
+		// 1/sqrt(64)
+		a[j], a[j+32] = (x+y)*0.125, (x-y)*0.125
 	}
 }
 
