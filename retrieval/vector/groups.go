@@ -155,7 +155,12 @@ func (ix *Index) nearestGrouped(sc *scratch, qp *queryPlanes, short *topK) {
 		est = growTo(est, len(G.lists))
 		qp.scan(G.codes, G.factor, G.pop, 0, est)
 		for i, e := range est {
-			short.push(Scored{ID: G.lists[i], Score: e - G.half[i]})
+			x := Scored{ID: G.lists[i], Score: e - G.half[i]}
+			// Most lists rank below the shortlist's worst: skip the call.
+			if len(short.items) == short.k && !worse(short.items[0], x) {
+				continue
+			}
+			short.push(x)
 		}
 	}
 	sc.est = est
