@@ -265,7 +265,11 @@ func (d *disk) newLogFrom(src *os.File, from, to int64) error {
 	if err != nil {
 		return err
 	}
-	return d.installLog(f, d.base, walHeaderLen+to-from)
+	old, err := d.installLog(f, d.base, walHeaderLen+to-from)
+	if old != nil {
+		old.Close()
+	}
+	return err
 }
 
 // startLog writes the temporary log of generation gen after record base,
@@ -277,11 +281,8 @@ func (d *disk) startLog(gen, base uint64, src *os.File, from, to int64) (*os.Fil
 		return nil, err
 	}
 	_, err = f.Write(encodeLogHeader(gen, base))
-	if err == nil && to > from {
-		_, err = io.Copy(f, io.NewSectionReader(src, from, to-from))
-	}
 	if err == nil {
-		err = d.syncFile(f)
+		err = d.copyLog(f, src, from, to)
 	}
 	if err != nil {
 		f.Close()
@@ -291,24 +292,49 @@ func (d *disk) startLog(gen, base uint64, src *os.File, from, to int64) (*os.Fil
 	return f, nil
 }
 
+// copyLog appends the bytes [from, to) of src to the end of f and syncs
+// them, a syncEvery piece at a time: on ext4 (data=ordered) a writer's
+// log fsync meanwhile waits for whatever of f is dirty, and a
+// compaction's copy is the records of several seconds of writes (160 MB
+// at 300k chunks), which as one fsync held a log fsync up to 270 ms. f
+// is synced at least once, so that with nothing to copy what was written
+// to it before is durable too.
+func (d *disk) copyLog(f, src *os.File, from, to int64) error {
+	for {
+		n := max(min(to-from, syncEvery), 0)
+		if n > 0 {
+			if _, err := io.Copy(f, io.NewSectionReader(src, from, n)); err != nil {
+				return err
+			}
+		}
+		if err := d.syncFile(f); err != nil {
+			return err
+		}
+		if from += n; from >= to {
+			return nil
+		}
+	}
+}
+
 // installLog renames the temporary log f into place as the log, of size
-// bytes, starting after record base.
-func (d *disk) installLog(f *os.File, base uint64, size int64) error {
+// bytes, starting after record base. It returns the log it replaced (nil
+// if none) for the caller to close, outside the write lock if it holds
+// it: closing the last reference to an unlinked log frees its pages and
+// blocks, which took 80 to 160 ms for the log of a 300k-chunk store.
+func (d *disk) installLog(f *os.File, base uint64, size int64) (*os.File, error) {
 	tmp := d.path(walName + ".tmp")
 	if err := os.Rename(tmp, d.path(walName)); err != nil {
 		f.Close()
 		os.Remove(tmp)
-		return err
+		return nil, err
 	}
 	if err := d.syncDir(); err != nil {
 		f.Close()
-		return err
+		return nil, err
 	}
-	if d.wal != nil {
-		d.wal.Close()
-	}
+	old := d.wal
 	d.wal, d.walSize, d.base, d.version = f, size, base, formatVersion
-	return nil
+	return old, nil
 }
 
 // compactAt is the log size past which a write starts a compaction: the
@@ -456,14 +482,12 @@ func (d *disk) compact(ctx context.Context, s *Store) (err error) {
 		if end-mid < 1<<20 {
 			break
 		}
-		if _, err := io.Copy(logF, io.NewSectionReader(oldLog, mid, end-mid)); err != nil {
-			return err
-		}
-		if err := d.syncFile(logF); err != nil {
+		if err := d.copyLog(logF, oldLog, mid, end); err != nil {
 			return err
 		}
 		mid = end
 	}
+	var replaced *os.File
 	if err := func() error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -471,24 +495,24 @@ func (d *disk) compact(ctx context.Context, s *Store) (err error) {
 			return d.broken
 		}
 		end := d.walSize
-		if end > mid {
-			if _, err := io.Copy(logF, io.NewSectionReader(oldLog, mid, end-mid)); err != nil {
-				return err
-			}
-			if err := d.syncFile(logF); err != nil {
-				return err
-			}
+		if err := d.copyLog(logF, oldLog, mid, end); err != nil {
+			return err
 		}
 		f := logF
 		logF = nil // installLog owns it now
 		// The rename is synced before any write to the new log returns.
-		if err := d.installLog(f, seq, walHeaderLen+end-tailOff); err != nil {
+		var err error
+		if replaced, err = d.installLog(f, seq, walHeaderLen+end-tailOff); err != nil {
 			return err
 		}
 		d.gen = gen
 		return d.writeNote(false)
 	}(); err != nil {
 		return err
+	}
+	// The old log is closed outside the lock (see installLog).
+	if replaced != nil {
+		replaced.Close()
 	}
 	// The mark is synced outside the lock: until it is, a crash only
 	// leaves a mark that promises less.
