@@ -41,6 +41,10 @@ type disk struct {
 
 	noteSized bool  // LOCK has the length of a mark
 	broken    error // a failed write left the log in an unknown state
+
+	// releaseStep is how much of a file a compaction replaced it frees at
+	// a time (releaseFile); tests make it small.
+	releaseStep int64
 }
 
 // openWriter locks dir, loads its store into s (creating an empty store
@@ -49,7 +53,7 @@ func openWriter(ctx context.Context, dir string, s *Store, sync bool) (_ *disk, 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	d := &disk{dir: dir, sync: sync}
+	d := &disk{dir: dir, sync: sync, releaseStep: releaseStep}
 	if d.lock, err = lockDir(filepath.Join(dir, lockName)); err != nil {
 		return nil, err
 	}
@@ -456,7 +460,15 @@ func (d *disk) compact(ctx context.Context, s *Store) (err error) {
 	// The snapshot goes into place first, without the write lock: beside
 	// the old log, of an older generation, it is a valid store (Open
 	// applies the log's records after seq), whatever happens next. Should
-	// the new log fail, writes go on to the old one.
+	// the new log fail, writes go on to the old one. The snapshot it
+	// replaces is kept open across the rename, which would otherwise free
+	// it all at once, and freed at the end (releaseFile).
+	oldSnap, _ := os.OpenFile(d.path(snapName), os.O_RDWR, 0) // nil if none
+	defer func() {
+		if oldSnap != nil {
+			oldSnap.Close()
+		}
+	}()
 	if err := os.Rename(tmpSnap, d.path(snapName)); err != nil {
 		return err
 	}
@@ -510,13 +522,21 @@ func (d *disk) compact(ctx context.Context, s *Store) (err error) {
 	}(); err != nil {
 		return err
 	}
-	// The old log is closed outside the lock (see installLog).
-	if replaced != nil {
-		replaced.Close()
-	}
 	// The mark is synced outside the lock: until it is, a crash only
 	// leaves a mark that promises less.
-	return d.syncFile(d.lock)
+	if err := d.syncFile(d.lock); err != nil {
+		if replaced != nil {
+			replaced.Close()
+		}
+		return err
+	}
+	// The replaced files go last, outside the lock and a piece at a
+	// time, while writers go on (their failure loses nothing).
+	_ = releaseFile(ctx, replaced, d.path(walName), d.releaseStep)
+	f := oldSnap
+	oldSnap = nil
+	_ = releaseFile(ctx, f, d.path(snapName), d.releaseStep)
+	return nil
 }
 
 // writeSnapshot writes the state of s as of a compaction's cut (or, with
