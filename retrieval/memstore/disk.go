@@ -45,6 +45,9 @@ type disk struct {
 	// releaseStep is how much of a file a compaction replaced it frees at
 	// a time (releaseFile); tests make it small.
 	releaseStep int64
+	// writes tells a compaction whether writers are active (pacer); nil
+	// for a reader.
+	writes *writeClock
 }
 
 // openWriter locks dir, loads its store into s (creating an empty store
@@ -53,7 +56,7 @@ func openWriter(ctx context.Context, dir string, s *Store, sync bool) (_ *disk, 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	d := &disk{dir: dir, sync: sync, releaseStep: releaseStep}
+	d := &disk{dir: dir, sync: sync, releaseStep: releaseStep, writes: new(writeClock)}
 	if d.lock, err = lockDir(filepath.Join(dir, lockName)); err != nil {
 		return nil, err
 	}
@@ -230,6 +233,7 @@ func (d *disk) append(payload []byte) error {
 	}
 	d.walSize += int64(len(buf))
 	d.seq++
+	d.writes.tick()
 	// Raise the high-water mark. It is not synced: a mark lost in a
 	// crash only claims less. Nor can it fail the write, which is
 	// already durable.
@@ -265,7 +269,7 @@ func (d *disk) syncDir() error {
 // number and checksum). It is written under a temporary name, synced and
 // renamed.
 func (d *disk) newLogFrom(src *os.File, from, to int64) error {
-	f, err := d.startLog(d.gen, d.base, src, from, to)
+	f, err := d.startLog(d.gen, d.base, src, from, to, nil)
 	if err != nil {
 		return err
 	}
@@ -277,8 +281,9 @@ func (d *disk) newLogFrom(src *os.File, from, to int64) error {
 }
 
 // startLog writes the temporary log of generation gen after record base,
-// holding the bytes [from, to) of src, and syncs it.
-func (d *disk) startLog(gen, base uint64, src *os.File, from, to int64) (*os.File, error) {
+// holding the bytes [from, to) of src, and syncs it, paced by p (nil:
+// flat out).
+func (d *disk) startLog(gen, base uint64, src *os.File, from, to int64, p *pacer) (*os.File, error) {
 	tmp := d.path(walName + ".tmp")
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -286,7 +291,7 @@ func (d *disk) startLog(gen, base uint64, src *os.File, from, to int64) (*os.Fil
 	}
 	_, err = f.Write(encodeLogHeader(gen, base))
 	if err == nil {
-		err = d.copyLog(f, src, from, to)
+		err = d.copyLog(f, src, from, to, p)
 	}
 	if err != nil {
 		f.Close()
@@ -302,8 +307,8 @@ func (d *disk) startLog(gen, base uint64, src *os.File, from, to int64) (*os.Fil
 // compaction's copy is the records of several seconds of writes (160 MB
 // at 300k chunks), which as one fsync held a log fsync up to 270 ms. f
 // is synced at least once, so that with nothing to copy what was written
-// to it before is durable too.
-func (d *disk) copyLog(f, src *os.File, from, to int64) error {
+// to it before is durable too. p paces the pieces (nil: flat out).
+func (d *disk) copyLog(f, src *os.File, from, to int64, p *pacer) error {
 	for {
 		n := max(min(to-from, syncEvery), 0)
 		if n > 0 {
@@ -316,6 +321,10 @@ func (d *disk) copyLog(f, src *os.File, from, to int64) error {
 		}
 		if from += n; from >= to {
 			return nil
+		}
+		// A pause is as long as a piece at most: not worth a context.
+		if err := p.wait(context.Background()); err != nil {
+			return err
 		}
 	}
 }
@@ -373,6 +382,8 @@ type cowState struct {
 	// err is the first vector preserve could not read (from a dense index
 	// left on disk): the snapshot would lack it, so the compaction fails.
 	err error
+	// pace spreads the compaction's work out while writers are active.
+	pace *pacer
 }
 
 // preimage is a record as it was when the compaction began.
@@ -430,7 +441,7 @@ func (d *disk) compact(ctx context.Context, s *Store) (err error) {
 	gen := max(d.gen, d.snapGen) + 1
 	seq, count, dim := d.seq, uint64(s.nLive), s.dim
 	tailOff, oldLog := d.walSize, d.wal
-	cut := &cowState{limit: uint32(len(s.recs)), saved: make(map[uint32]preimage)}
+	cut := &cowState{limit: uint32(len(s.recs)), saved: make(map[uint32]preimage), pace: newPacer(d.writes, paceShare)}
 	s.cow = cut
 	s.mu.Unlock()
 	tmpSnap, tmpLog := d.path(snapName+".tmp"), d.path(walName+".tmp")
@@ -484,7 +495,7 @@ func (d *disk) compact(ctx context.Context, s *Store) (err error) {
 	s.mu.RLock()
 	mid := d.walSize
 	s.mu.RUnlock()
-	if logF, err = d.startLog(gen, seq, oldLog, tailOff, mid); err != nil {
+	if logF, err = d.startLog(gen, seq, oldLog, tailOff, mid, cut.pace); err != nil {
 		return err
 	}
 	for range 3 {
@@ -494,7 +505,7 @@ func (d *disk) compact(ctx context.Context, s *Store) (err error) {
 		if end-mid < 1<<20 {
 			break
 		}
-		if err := d.copyLog(logF, oldLog, mid, end); err != nil {
+		if err := d.copyLog(logF, oldLog, mid, end, cut.pace); err != nil {
 			return err
 		}
 		mid = end
@@ -507,7 +518,7 @@ func (d *disk) compact(ctx context.Context, s *Store) (err error) {
 			return d.broken
 		}
 		end := d.walSize
-		if err := d.copyLog(logF, oldLog, mid, end); err != nil {
+		if err := d.copyLog(logF, oldLog, mid, end, nil); err != nil { // not paced under the lock
 			return err
 		}
 		f := logF
@@ -632,6 +643,11 @@ func writeSnapshot(ctx context.Context, path string, gen, seq uint64, dim int, c
 				return 0, err
 			}
 			unsynced = 0
+		}
+		if cut != nil {
+			if err := cut.pace.wait(ctx); err != nil {
+				return 0, err
+			}
 		}
 	}
 	if written != count {
