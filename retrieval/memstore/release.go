@@ -11,15 +11,18 @@ import (
 // its blocks in one go, and on ext4 a writer's log fsync meanwhile waits
 // for that: freeing 1 GiB at once (the filesystem is mounted with
 // discard) held a 2 MB write+fsync beside it 175-346 ms, freeing it
-// 16 MiB at a time with a 5 ms pause between at most 21 ms (ad hoc
+// 16 MiB at a time with a 5 or 20 ms pause between at most 21 ms (ad hoc
 // experiment, not kept in the tree; `adaptrag bench retrieval` reports
-// the longest write).
+// the longest write). The freed blocks are discarded when the journal
+// commits, which a writer's fsync waits for: in the 1M bench, where a
+// write fsyncs every 60 ms or so, a 5 ms pause let about ten steps pile
+// up in one commit and one fsync took 176 ms; at 50 ms one or two do.
 const (
 	// releaseStep is how much of a replaced file one truncation frees.
 	releaseStep = 16 << 20
 	// releasePause is the pause between two truncations, which lets a
-	// writer's fsync get in between.
-	releasePause = 5 * time.Millisecond
+	// writer's fsync (and its commit) get in between.
+	releasePause = 50 * time.Millisecond
 )
 
 // releaseFile frees f, a file that was at path and has been replaced
