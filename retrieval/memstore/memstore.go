@@ -362,6 +362,7 @@ func (s *Store) Upsert(ctx context.Context, chunks []retrieval.Chunk) error {
 	if len(chunks) == 0 {
 		return nil
 	}
+	s.reserve(len(chunks))
 	s.mu.Lock()
 	err := s.upsertLocked(ctx, chunks)
 	s.mu.Unlock()
@@ -676,6 +677,7 @@ func (s *Store) ReplaceDocument(ctx context.Context, scope retrieval.Scope, docI
 				retrieval.ErrInvalid, i, chunks[i].DocID, chunks[i].Tenant, docID, scope.Tenant)
 		}
 	}
+	s.reserve(len(chunks))
 	s.mu.Lock()
 	var err error
 	if len(chunks) == 0 {
