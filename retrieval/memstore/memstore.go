@@ -203,6 +203,7 @@ type Store struct {
 	// cow is the compaction under way, which writers feed (preserve).
 	cow    *cowState
 	compMu sync.Mutex // one compaction at a time
+	spare  recSpare   // the record table made ahead (reserve)
 	// The background compaction: its context, cancelled by Close, and
 	// the error of the last one, which the next write returns.
 	bgCtx    context.Context
