@@ -203,6 +203,7 @@ type Store struct {
 	// cow is the compaction under way, which writers feed (preserve).
 	cow    *cowState
 	compMu sync.Mutex // one compaction at a time
+	spare  recSpare   // the record table made ahead (reserve)
 	// The background compaction: its context, cancelled by Close, and
 	// the error of the last one, which the next write returns.
 	bgCtx    context.Context
@@ -362,6 +363,7 @@ func (s *Store) Upsert(ctx context.Context, chunks []retrieval.Chunk) error {
 	if len(chunks) == 0 {
 		return nil
 	}
+	s.reserve(len(chunks))
 	s.mu.Lock()
 	err := s.upsertLocked(ctx, chunks)
 	s.mu.Unlock()
@@ -657,6 +659,7 @@ func (s *Store) ReplaceDocument(ctx context.Context, scope retrieval.Scope, docI
 				retrieval.ErrInvalid, i, chunks[i].DocID, chunks[i].Tenant, docID, scope.Tenant)
 		}
 	}
+	s.reserve(len(chunks))
 	s.mu.Lock()
 	var err error
 	if len(chunks) == 0 {

@@ -377,11 +377,20 @@ func TestReadOnlyBesideAWriter(t *testing.T) {
 // TestConcurrentReaders: while a writer replaces multi-chunk documents
 // (compacting often), readers opened at any moment, and a long-lived one
 // that refreshes, only ever see whole documents.
-func TestConcurrentReaders(t *testing.T) {
+func TestConcurrentReaders(t *testing.T) { concurrentReaders(t, releaseStep) }
+
+// TestReadersOfReleasedFiles is TestConcurrentReaders with the files a
+// compaction replaces freed 256 bytes at a time (releaseFile), so that
+// readers that opened them before they were replaced read them while
+// they shrink.
+func TestReadersOfReleasedFiles(t *testing.T) { concurrentReaders(t, 256) }
+
+func concurrentReaders(t *testing.T, step int64) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	w := mustOpen(t, Options{Dir: dir, NoSync: true, CompactBytes: 16 << 10})
 	defer w.Close()
+	w.disk.releaseStep = step // before any write, so before any compaction
 	docs := []string{"d0", "d1", "d2", "d3"}
 	for _, d := range docs {
 		w.Upsert(ctx, docChunks(d, 0))
