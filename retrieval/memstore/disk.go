@@ -209,29 +209,40 @@ func (d *disk) newLog() error {
 	return nil
 }
 
-// append writes one record and, unless NoSync, fsyncs it. A write that
-// fails is cut off again, so that later records follow the last intact
-// one; a failed fsync leaves the file in an unknown state, so the store
-// then refuses writes until it is reopened.
-func (d *disk) append(payload []byte) error {
+// A record is appended in two halves, write and then commit, so that the
+// Store can apply it while the fsync runs (logThen). A write that fails is
+// cut off again, so that later records follow the last intact one; a
+// failed fsync leaves the file in an unknown state, so the store then
+// refuses writes until it is reopened.
+//
+// write writes the record of payload after the last one and returns its
+// length, for commit. The caller holds the write lock until commit
+// returns.
+func (d *disk) write(payload []byte) (int64, error) {
 	if d.broken != nil {
-		return d.broken
+		return 0, d.broken
 	}
 	if len(payload) > maxRecord {
-		return fmt.Errorf("%w: batch of %d bytes exceeds the %d-byte record limit", retrieval.ErrInvalid, len(payload), maxRecord)
+		return 0, fmt.Errorf("%w: batch of %d bytes exceeds the %d-byte record limit", retrieval.ErrInvalid, len(payload), maxRecord)
 	}
 	buf := appendFrame(make([]byte, 0, recHeaderLen+len(payload)), d.seq+1, payload)
 	if _, err := d.wal.WriteAt(buf, d.walSize); err != nil {
 		if terr := d.wal.Truncate(d.walSize); terr != nil {
 			d.broken = fmt.Errorf("memstore: log %s left damaged by a failed write (%v, then %v): reopen the store", d.path(walName), err, terr)
 		}
-		return fmt.Errorf("write log: %w", err)
+		return 0, fmt.Errorf("write log: %w", err)
 	}
+	return int64(len(buf)), nil
+}
+
+// commit fsyncs (unless NoSync) the record write wrote, n bytes, and
+// counts it in.
+func (d *disk) commit(n int64) error {
 	if err := d.syncFile(d.wal); err != nil {
 		d.broken = fmt.Errorf("memstore: sync of log %s failed (%v): reopen the store", d.path(walName), err)
 		return fmt.Errorf("sync log: %w", err)
 	}
-	d.walSize += int64(len(buf))
+	d.walSize += n
 	d.seq++
 	d.writes.tick()
 	// Raise the high-water mark. It is not synced: a mark lost in a

@@ -388,12 +388,36 @@ func (s *Store) upsertLocked(ctx context.Context, chunks []retrieval.Chunk) erro
 		if err := s.dropDense(); err != nil {
 			return err
 		}
-		if err := s.disk.append(encodeUpsert(chunks)); err != nil {
-			return err
-		}
 	}
-	s.applyUpsert(chunks)
-	return nil
+	return s.logThen(func() []byte { return encodeUpsert(chunks) }, func() { s.applyUpsert(chunks) })
+}
+
+// logThen logs the record that rec encodes, then applies it by apply; the
+// caller holds the write lock. The log's fsync runs while apply feeds the
+// indexes (each about 10 to 20 ms of a 1,000-chunk batch at a million
+// chunks), and the lock keeps every search out until both are done, so
+// none sees a write before it is durable. A failed log write applies
+// nothing. A failed fsync returns its error with the write applied in
+// memory and its durability unknown, as it always was (the record may
+// yet reach the disk); the store then refuses writes until it is reopened,
+// and the reopen shows whether the write landed.
+func (s *Store) logThen(rec func() []byte, apply func()) error {
+	if s.disk == nil {
+		apply()
+		return nil
+	}
+	n, err := s.disk.write(rec())
+	if err != nil {
+		return err
+	}
+	if !s.disk.sync {
+		apply()
+		return s.disk.commit(n)
+	}
+	synced := make(chan error, 1)
+	go func() { synced <- s.disk.commit(n) }()
+	apply()
+	return <-synced
 }
 
 // writable reports why the store cannot be written, if it cannot.
@@ -688,13 +712,11 @@ func (s *Store) replaceLocked(ctx context.Context, tenant, docID string, chunks 
 		if err := s.dropDense(); err != nil {
 			return err
 		}
-		if err := s.disk.append(encodeReplace(tenant, docID, chunks)); err != nil {
-			return err
-		}
 	}
-	s.applyDelete(tenant, docID)
-	s.applyUpsert(chunks)
-	return nil
+	return s.logThen(func() []byte { return encodeReplace(tenant, docID, chunks) }, func() {
+		s.applyDelete(tenant, docID)
+		s.applyUpsert(chunks)
+	})
 }
 
 // Documents implements retrieval.Lister.
@@ -755,12 +777,8 @@ func (s *Store) deleteLocked(ctx context.Context, tenant, docID string) error {
 		if err := s.dropDense(); err != nil {
 			return err
 		}
-		if err := s.disk.append(encodeDelete(tenant, docID)); err != nil {
-			return err
-		}
 	}
-	s.applyDelete(tenant, docID)
-	return nil
+	return s.logThen(func() []byte { return encodeDelete(tenant, docID) }, func() { s.applyDelete(tenant, docID) })
 }
 
 func (s *Store) applyDelete(tenant, docID string) {
