@@ -53,7 +53,7 @@ func TestReserve(t *testing.T) {
 		t.Errorf("capacity %d after reserve(1) of a full table of %d", got, l)
 	}
 	small := newStore(Options{})
-	small.recs = make([]record, 10, 10)
+	small.recs = make([]record, 10)
 	small.reserve(100)
 	if cap(small.recs) != 10 {
 		t.Errorf("a small table was grown ahead: capacity %d", cap(small.recs))
