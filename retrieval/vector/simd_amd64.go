@@ -17,6 +17,9 @@ var hasPopcnt512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX51
 //go:noescape
 func popcounts6AVX512(codes, planes *uint64, n int, out *uint32)
 
+// avx2MinCodes is the fewest codes popcounts6 hands the AVX2 kernel.
+const avx2MinCodes = 16
+
 //go:noescape
 func popcounts6AVX2(codes, nib *uint64, n int, out *uint32)
 
@@ -24,7 +27,10 @@ func popcounts6AVX2(codes, nib *uint64, n int, out *uint32)
 // the four planes (24 words) to out, and reports whether it could (false:
 // neither AVX-512 nor AVX2 here, the caller computes them).
 func popcounts6(codes, planes []uint64, out []uint32) bool {
-	if len(out) == 0 || !hasPopcnt512 && !hasAVX2 {
+	// The AVX2 kernel first splits the planes into nibbles, which costs
+	// as much as the Go loop's sums of a few codes: SearchAmong scans its
+	// candidates a code at a time.
+	if len(out) == 0 || !hasPopcnt512 && (!hasAVX2 || len(out) < avx2MinCodes) {
 		return false
 	}
 	codes, planes = codes[:6*len(out)], planes[:24]
