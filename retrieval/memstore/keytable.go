@@ -1,9 +1,6 @@
 package memstore
 
-import (
-	"hash/maphash"
-	"iter"
-)
+import "hash/maphash"
 
 // keyTable maps the key of each live record (tenant, chunk id) to its
 // internal id. It stores no key: a slot holds 32 bits of the key's hash
@@ -132,19 +129,4 @@ func (t *keyTable) del(recs []record, tenant, id string) {
 		}
 	}
 	t.slots[i] = 0
-}
-
-// all yields each key and its internal id, in no particular order.
-func (t *keyTable) all(recs []record) iter.Seq2[key, uint32] {
-	return func(yield func(key, uint32) bool) {
-		for _, e := range t.slots {
-			if e == 0 {
-				continue
-			}
-			iid := uint32(e) - 1
-			if !yield(key{recs[iid].Tenant, recs[iid].ID}, iid) {
-				return
-			}
-		}
-	}
 }

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"iter"
 	"maps"
 	"math/rand/v2"
 	"strconv"
@@ -81,6 +82,21 @@ func TestKeyTableMatchesMap(t *testing.T) {
 		}
 		if collide && len(tab.slots) != 8 {
 			t.Fatalf("the colliding table grew to %d slots", len(tab.slots))
+		}
+	}
+}
+
+// all yields each key and its internal id, in no particular order.
+func (t *keyTable) all(recs []record) iter.Seq2[key, uint32] {
+	return func(yield func(key, uint32) bool) {
+		for _, e := range t.slots {
+			if e == 0 {
+				continue
+			}
+			iid := uint32(e) - 1
+			if !yield(key{recs[iid].Tenant, recs[iid].ID}, iid) {
+				return
+			}
 		}
 	}
 }
