@@ -202,41 +202,55 @@ func BenchmarkReadIndex(b *testing.B) {
 	}
 }
 
-// BenchmarkSearchAmong: one op = top-50 over 1,000 to 20,000 listed ids of
-// the clustered index of 100k (every 100th to every 5th id), the plan for a
+// BenchmarkSearchAmong: one op = top-50 over 1,000 to 33,333 listed ids of
+// the clustered index of 100k (every 100th to every 3rd id), the plan for a
 // filter whose matches a payload index lists, by each way of scoring them:
 // exact (every listed vector read and scored) and coded (ranked by their
-// codes, the best scored exactly). recall@50 is against the exact top 50
-// of the listed ids.
+// codes, the best scored exactly), on the index in memory (float32
+// vectors) and as ReadIndexAt leaves it on disk (int8 copies scored).
+// recall@50 is against the exact top 50 of the listed ids.
 func BenchmarkSearchAmong(b *testing.B) {
 	d := benchOf(true, 100_000)
-	ix := d.index()
-	for _, every := range []int{100, 50, 20, 10, 5} {
+	var buf bytes.Buffer
+	if _, err := d.index().WriteTo(&buf); err != nil {
+		b.Fatal(err)
+	}
+	onDisk, err := ReadIndexAt(bytes.NewReader(buf.Bytes()), 0, Options{ResidentLimit: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, every := range []int{100, 50, 20, 10, 5, 3} {
 		var ids []uint32
 		for id := 3; id < 100_000; id += every {
 			ids = append(ids, uint32(id))
 		}
 		want := make([][]Scored, len(d.w.Queries))
 		for q, v := range d.w.Queries {
-			want[q] = ix.SearchExact(v, workload.TopK, func(id uint32) bool { return id%uint32(every) == 3%uint32(every) })
+			want[q] = d.index().SearchExact(v, workload.TopK, func(id uint32) bool { return id%uint32(every) == 3%uint32(every) })
 		}
-		for _, how := range []string{"exact", "coded"} {
-			b.Run(fmt.Sprintf("ids=%d/%s", len(ids), how), func(b *testing.B) {
-				mode := amongExact
-				if how == "coded" {
-					mode = amongCode
-				}
-				got := make([][]Scored, len(d.w.Queries))
-				q := 0
-				for b.Loop() {
-					i := q % len(d.w.Queries)
-					got[i] = ix.searchAmong(d.w.Queries[i], workload.TopK, ids, mode)
-					q++
-				}
-				if q >= len(d.w.Queries) {
-					b.ReportMetric(recallAt(got, want), "recall@50")
-				}
-			})
+		for _, layout := range []string{"resident", "on-disk"} {
+			ix := d.index()
+			if layout == "on-disk" {
+				ix = onDisk
+			}
+			for _, how := range []string{"exact", "coded"} {
+				b.Run(fmt.Sprintf("ids=%d/%s/%s", len(ids), layout, how), func(b *testing.B) {
+					mode := amongExact
+					if how == "coded" {
+						mode = amongCode
+					}
+					got := make([][]Scored, len(d.w.Queries))
+					q := 0
+					for b.Loop() {
+						i := q % len(d.w.Queries)
+						got[i] = ix.searchAmong(d.w.Queries[i], workload.TopK, ids, mode)
+						q++
+					}
+					if q >= len(d.w.Queries) {
+						b.ReportMetric(recallAt(got, want), "recall@50")
+					}
+				})
+			}
 		}
 	}
 }

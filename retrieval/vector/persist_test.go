@@ -298,3 +298,34 @@ func TestRemap(t *testing.T) {
 		t.Fatal("a remap of every id to one id succeeded")
 	}
 }
+
+// TestAmongCost: SearchAmong's choice between exact scoring and the codes
+// weighs a listed vector by what exact scoring reads: its int8 copy on an
+// index left on disk, eight times that for a float32 vector in memory.
+func TestAmongCost(t *testing.T) {
+	vecs := clustered(33, 3000, 64, 10)
+	ix := buildIndex(t, vecs, Options{})
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	onDisk, err := ReadIndexAt(bytes.NewReader(buf.Bytes()), 0, Options{ResidentLimit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots := []uint32{0, 5, 17, 2999}
+	if got := ix.amongCost(slots); got != 8*len(slots) {
+		t.Errorf("in memory: cost %d, want %d", got, 8*len(slots))
+	}
+	if got := onDisk.amongCost(slots); got != len(slots) {
+		t.Errorf("on disk: cost %d, want %d", got, len(slots))
+	}
+	// A vector written after the load is in memory again.
+	if err := onDisk.Add(3000, vecs[1]); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := onDisk.slot.Get(3000)
+	if got := onDisk.amongCost([]uint32{s}); got != 8 {
+		t.Errorf("a vector written after the load: cost %d, want 8", got)
+	}
+}
