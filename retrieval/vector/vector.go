@@ -1563,9 +1563,24 @@ func (ix *Index) refine(sc *scratch, q []float32, qp *queryPlanes, qc []float32,
 	slots := sc.slots[:0]
 	if c2 := ix.rerank(k, scanned); len(cand) > c2 {
 		fs := ix.fineStride()
-		r := topK{items: sc.fine[:0], k: c2}
-		for _, e := range cand {
+		// The candidates' stage-2 data lie at scattered places of their
+		// lists, mostly out of cache after a long scan. A first pass
+		// locates them and loads them with nothing waiting on the loads,
+		// so that their misses overlap; the scoring pass, whose work per
+		// candidate left only a few loads in flight at a time, then finds
+		// them in cache.
+		locs := slices.Grow(sc.locs[:0], len(cand))[:len(cand)]
+		var sink uint64
+		for i, e := range cand {
 			a := at(e)
+			locs[i] = a
+			L, p := ix.lists[a.list], int(a.pos)
+			sink += L.fine[p*fs] + L.fine[p*fs+w] + L.codes[p*w] + L.codes[p*w+w-1]
+		}
+		sc.locs, sc.sink = locs, sink
+		r := topK{items: sc.fine[:0], k: c2}
+		for i, e := range cand {
+			a := locs[i]
 			L, p := ix.lists[a.list], int(a.pos)
 			fine := L.fine[p*fs : (p+1)*fs : (p+1)*fs]
 			code := L.codes[p*w : (p+1)*w : (p+1)*w]
@@ -1594,13 +1609,42 @@ func (ix *Index) refine(sc *scratch, q []float32, qp *queryPlanes, qc []float32,
 	sc.slots = slots
 
 	// Candidates are in slot order, so the exact re-scoring reads the
-	// vectors in ascending memory order.
+	// vectors in ascending memory order; a first pass loads them, as for
+	// stage 2, so that their misses overlap.
+	sc.sink += ix.touch(slots)
 	h := topK{items: sc.top[:0], k: k}
 	for _, s := range slots {
 		h.push(Scored{ID: ix.ids[s], Score: ix.score(q, s)})
 	}
 	sc.top = h.items
 	return h.sorted()
+}
+
+// cacheLine is the stride at which touch loads a vector.
+const cacheLine = 64
+
+// touch loads every cache line of the vectors that score reads for the
+// slots, and returns a value that depends on the loads (kept by the
+// caller, so that they are not removed): for a pass whose loads nothing
+// waits on, so that the processor overlaps their misses.
+func (ix *Index) touch(slots []uint32) uint64 {
+	var sink uint64
+	for _, s := range slots {
+		if s < ix.nsp {
+			c := ix.sp.code(s)
+			for o := 0; o < len(c); o += cacheLine {
+				sink += uint64(c[o])
+			}
+			sink += uint64(c[len(c)-1])
+			continue
+		}
+		v := ix.vec(s)
+		for o := 0; o < len(v); o += cacheLine / 4 {
+			sink += uint64(math.Float32bits(v[o]))
+		}
+		sink += uint64(math.Float32bits(v[len(v)-1]))
+	}
+	return sink
 }
 
 // quantize quantizes a rotated query to 4 bits as bit planes (planes has
@@ -1763,6 +1807,8 @@ type scratch struct {
 	fine       []Scored // stage-2 heap; ID holds a slot
 	top        []Scored
 	gtop       []Scored // nearest's best groups
+	locs       []loc    // stage 2: each candidate's list and position
+	sink       uint64   // what the touching passes loaded
 }
 
 func (ix *Index) getScratch() *scratch {
