@@ -2,10 +2,94 @@ package vector
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
+
+// selectTop keeps the set a topK of the same size keeps, ties included
+// (few distinct scores make whole buckets of ties).
+func TestSelectTop(t *testing.T) {
+	r := rand.New(rand.NewPCG(81, 82))
+	var hist [4096]uint32
+	for trial := range 300 {
+		n := 1 + r.IntN(3000)
+		items := make([]Scored, n)
+		distinct := 1 + r.IntN(20)
+		for i := range items {
+			items[i] = Scored{ID: uint32(r.IntN(1 << 20))}
+			switch trial % 3 {
+			case 0:
+				items[i].Score = float32(r.NormFloat64())
+			case 1:
+				items[i].Score = float32(r.IntN(distinct)) / 7
+			default: // one bucket far above the rest
+				items[i].Score = float32(r.NormFloat64()) * 1e-4
+				if r.IntN(50) == 0 {
+					items[i].Score += 10
+				}
+			}
+		}
+		c := 1 + r.IntN(n+1)
+		h := topK{items: nil, k: c}
+		for _, it := range items {
+			h.push(it)
+		}
+		want := h.sorted()
+		got := slices.Clone(selectTop(slices.Clone(items), c, &hist))
+		slices.SortFunc(got, func(a, b Scored) int {
+			if c := cmp.Compare(b.Score, a.Score); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.ID, b.ID)
+		})
+		if len(want) == 0 {
+			want = nil
+		}
+		if len(got) == 0 {
+			got = nil
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d (n %d, c %d): selectTop kept %d, topK %d, or another set", trial, n, c, len(got), len(want))
+		}
+	}
+}
+
+// The magnitude term from gathered codes and the kernels' popcounts is
+// magTerm's, bit for bit, at six words (the kernels) and others.
+func TestMagFrom(t *testing.T) {
+	r := rand.New(rand.NewPCG(83, 84))
+	for _, w := range []int{1, 2, 6, 7} {
+		rq := make([]float32, 64*w)
+		for i := range rq {
+			rq[i] = float32(r.NormFloat64())
+		}
+		qp := quantize(rq, make([]uint64, 4*w), w)
+		const n = 40
+		codes, mags := make([]uint64, n*w), make([]uint64, n*w)
+		for i := range codes {
+			codes[i], mags[i] = r.Uint64(), r.Uint64()&r.Uint64()
+		}
+		two := make([]uint64, 2*w*n)
+		pys := make([]uint16, n)
+		for i := range n {
+			pys[i] = gatherMag(two[2*w*i:2*w*(i+1)], codes[i*w:(i+1)*w], mags[i*w:(i+1)*w])
+		}
+		counts := make([]uint32, 2*n)
+		qp.counts(two, counts)
+		for i := range n {
+			code, mag := codes[i*w:(i+1)*w], mags[i*w:(i+1)*w]
+			pm := bits32(mag)
+			want := qp.magTerm(code, mag, pm)
+			got := qp.magFrom(pm, int(counts[2*i]), int(pys[i]), int(counts[2*i+1]))
+			if math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("w %d, entry %d: magFrom %v, magTerm %v", w, i, got, want)
+			}
+		}
+	}
+}
 
 // touch reads every vector score reads, in memory and left on disk, at a
 // dimension that is no multiple of the cache line: the sum of the bytes

@@ -1578,13 +1578,24 @@ func (ix *Index) refine(sc *scratch, q []float32, qp *queryPlanes, qc []float32,
 			sink += L.fine[p*fs] + L.fine[p*fs+w] + L.codes[p*w] + L.codes[p*w+w-1]
 		}
 		sc.locs, sc.sink = locs, sink
-		r := topK{items: sc.fine[:0], k: c2}
+		// The magnitude terms of all candidates at once: their magnitude
+		// planes and the planes' intersections with their signs are
+		// gathered as codes, two per candidate, and weighted against the
+		// query's planes by the 1-bit scan's kernel.
+		two := slices.Grow(sc.two[:0], 2*w*len(cand))[:2*w*len(cand)]
+		pys := slices.Grow(sc.pys[:0], len(cand))[:len(cand)]
+		for i, a := range locs {
+			L, p := ix.lists[a.list], int(a.pos)
+			pys[i] = gatherMag(two[2*w*i:2*w*(i+1)], L.codes[p*w:(p+1)*w], L.fine[p*fs:p*fs+w])
+		}
+		counts := slices.Grow(sc.counts[:0], 2*len(cand))[:2*len(cand)]
+		qp.counts(two, counts)
+		sc.two, sc.pys, sc.counts = two, pys, counts
+		scored := slices.Grow(sc.fine[:0], len(cand))[:len(cand)]
 		for i, e := range cand {
 			a := locs[i]
 			L, p := ix.lists[a.list], int(a.pos)
-			fine := L.fine[p*fs : (p+1)*fs : (p+1)*fs]
-			code := L.codes[p*w : (p+1)*w : (p+1)*w]
-			tail := fine[w]
+			tail := L.fine[p*fs+w]
 			// The 1-bit inner product is the stage-1 estimate without its
 			// scale and centroid term.
 			var ipx float32
@@ -1592,10 +1603,11 @@ func (ix *Index) refine(sc *scratch, q []float32, qp *queryPlanes, qc []float32,
 				ipx = (est[e] - qc[a.list]) / f
 			}
 			f2 := math.Float32frombits(uint32(tail))
-			r.push(Scored{ID: L.slots[p], Score: qc[a.list] + f2*(ipx+2*qp.magTerm(code, fine[:w], int(tail>>32)))})
+			mt := qp.magFrom(int(tail>>32), int(counts[2*i]), int(pys[i]), int(counts[2*i+1]))
+			scored[i] = Scored{ID: L.slots[p], Score: qc[a.list] + f2*(ipx+2*mt)}
 		}
-		sc.fine = r.items
-		for _, it := range r.items {
+		sc.fine = scored
+		for _, it := range selectTop(scored, c2, &sc.hist) {
 			slots = append(slots, it.ID)
 		}
 	} else {
@@ -1702,12 +1714,7 @@ func (qp *queryPlanes) scan(codes []uint64, factor []float32, pop []uint16, add 
 		return float32(math.Inf(1)), float32(math.Inf(-1))
 	}
 	counts := unsafe.Slice((*uint32)(unsafe.Pointer(&est[0])), len(est))
-	switch {
-	case len(qp.p0) != 6:
-		qp.countsAny(codes, counts)
-	case len(qp.all) < 24 || !popcounts6(codes[:6*len(est)], qp.all, counts):
-		qp.counts6(codes, counts)
-	}
+	qp.counts(codes, counts)
 	return qp.estimates(counts, factor, pop, add, est)
 }
 
@@ -1768,6 +1775,98 @@ func (qp *queryPlanes) counts6(codes []uint64, counts []uint32) {
 	}
 }
 
+// counts writes Σ_b 2^b·popcount(code & plane_b) of each code to counts:
+// by the AVX-512 or AVX2 kernel for six-word codes where the machine has
+// it, else by the Go loops.
+func (qp *queryPlanes) counts(codes []uint64, counts []uint32) {
+	switch {
+	case len(counts) == 0:
+	case len(qp.p0) != 6:
+		qp.countsAny(codes, counts)
+	case len(qp.all) < 24 || !popcounts6(codes[:6*len(counts)], qp.all, counts):
+		qp.counts6(codes, counts)
+	}
+}
+
+// gatherMag writes the magnitude plane mag of an entry and its
+// intersection with the entry's sign code into dst (two codes of
+// len(code) words) and returns the intersection's popcount: what magFrom
+// needs besides the weighted popcounts of the two codes.
+func gatherMag(dst, code, mag []uint64) uint16 {
+	w := len(code)
+	dst, mag = dst[:2*w], mag[:w]
+	py := 0
+	for i, x := range code {
+		m := mag[i]
+		y := x & m
+		dst[i], dst[w+i] = m, y
+		py += bits.OnesCount64(y)
+	}
+	return uint16(py)
+}
+
+// magFrom is magTerm from the popcounts: pm and am those of the magnitude
+// plane (plain, and weighted against the query's planes), py and ay those
+// of its intersection with the signs.
+func (qp *queryPlanes) magFrom(pm, am, py, ay int) float32 {
+	over := func(n, acc int) float32 { return qp.lo*float32(n) + qp.delta*float32(acc) }
+	return 2*over(py, ay) - over(pm, am)
+}
+
+// selectTop returns the c best of items (as topK with k = c keeps them,
+// ties to the lower id), in no particular order, reordering items: a
+// histogram of the scores finds the bucket where the best c end, the
+// items above it are kept and only that bucket's are sorted. hist is
+// scratch.
+func selectTop(items []Scored, c int, hist *[4096]uint32) []Scored {
+	if c >= len(items) {
+		return items
+	}
+	if c <= 0 {
+		return items[:0]
+	}
+	lo, hi := items[0].Score, items[0].Score
+	for _, it := range items {
+		lo, hi = min(lo, it.Score), max(hi, it.Score)
+	}
+	clear(hist[:])
+	scale := float32(0)
+	if hi > lo {
+		scale = float32(len(hist)-1) / (hi - lo)
+	}
+	for _, it := range items {
+		hist[int((it.Score-lo)*scale)]++
+	}
+	b, above := len(hist)-1, 0
+	for above+int(hist[b]) < c {
+		above += int(hist[b])
+		b--
+	}
+	// The items above bucket b go first, those of bucket b after them.
+	kept, n := 0, 0
+	for i, it := range items {
+		switch bk := int((it.Score - lo) * scale); {
+		case bk > b:
+			items[i], items[kept] = items[kept], it
+			if n > 0 {
+				// The boundary item displaced to i goes back behind.
+				items[i], items[kept+n] = items[kept+n], items[i]
+			}
+			kept++
+		case bk == b:
+			items[i], items[kept+n] = items[kept+n], it
+			n++
+		}
+	}
+	slices.SortFunc(items[kept:kept+n], func(a, b Scored) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return items[:c]
+}
+
 // magTerm is Σ_{j in mag} q_j x_j for one slot, x_j = ±1 its signs and
 // pm the popcount of mag: 2·Σ_{mag and x set} q_j − Σ_{mag} q_j. With the
 // 1-bit term Σ q_j x_j it gives the 2-bit estimate
@@ -1809,6 +1908,9 @@ type scratch struct {
 	gtop       []Scored // nearest's best groups
 	locs       []loc    // stage 2: each candidate's list and position
 	sink       uint64   // what the touching passes loaded
+	two        []uint64 // stage 2: magnitude and sign∧magnitude codes
+	pys        []uint16 // stage 2: popcounts of sign∧magnitude
+	counts     []uint32 // stage 2: weighted popcounts of two
 }
 
 func (ix *Index) getScratch() *scratch {
