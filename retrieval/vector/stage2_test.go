@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 // selectTop keeps the set a topK of the same size keeps, ties included
@@ -139,5 +140,46 @@ func TestTouch(t *testing.T) {
 	}
 	if got := ix.touch(slots); got != want {
 		t.Fatalf("touch %d, want %d", got, want)
+	}
+}
+
+// estimates, by the AVX-512 kernel for the first multiple of 16 where the
+// machine has it, gives the Go loop's estimates bit for bit and their
+// range, at every length to 70 (blocks, tail, none).
+func TestEstimatesKernel(t *testing.T) {
+	r := rand.New(rand.NewPCG(87, 88))
+	rq := make([]float32, 384)
+	for i := range rq {
+		rq[i] = float32(r.NormFloat64())
+	}
+	qp := quantize(rq, make([]uint64, 24), 6)
+	const add = 0.37
+	for n := range 71 {
+		counts, factor, pop := make([]uint32, n+1), make([]float32, n), make([]uint16, n)
+		for i := range n {
+			counts[i] = uint32(r.IntN(15 * 384))
+			factor[i] = float32(r.Float64())
+			pop[i] = uint16(r.IntN(385))
+		}
+		counts[n] = 777 // past the end: left alone
+		wmin, wmax := float32(math.Inf(1)), float32(math.Inf(-1))
+		want := make([]float32, n)
+		for s := range n {
+			want[s] = factor[s]*(2*qp.lo*float32(pop[s])+2*qp.delta*float32(counts[s])-qp.sum) + add
+			wmin, wmax = min(wmin, want[s]), max(wmax, want[s])
+		}
+		est := unsafe.Slice((*float32)(unsafe.Pointer(&counts[0])), n+1)
+		emin, emax := qp.estimates(counts[:n], factor, pop, add, est[:n])
+		for s := range n {
+			if math.Float32bits(est[s]) != math.Float32bits(want[s]) {
+				t.Fatalf("n %d: estimate %d is %v, want %v", n, s, est[s], want[s])
+			}
+		}
+		if emin != wmin || emax != wmax {
+			t.Fatalf("n %d: range [%v, %v], want [%v, %v]", n, emin, emax, wmin, wmax)
+		}
+		if counts[n] != 777 {
+			t.Fatalf("n %d: wrote past the end", n)
+		}
 	}
 }

@@ -1724,8 +1724,11 @@ func (qp *queryPlanes) scan(codes []uint64, factor []float32, pop []uint16, add 
 func (qp *queryPlanes) estimates(counts []uint32, factor []float32, pop []uint16, add float32, est []float32) (emin, emax float32) {
 	lo2, delta2, sum := 2*qp.lo, 2*qp.delta, qp.sum
 	factor, pop, est = factor[:len(counts)], pop[:len(counts)], est[:len(counts)]
-	emin, emax = float32(math.Inf(1)), float32(math.Inf(-1))
-	for s, a := range counts {
+	// Sixteen at a time by AVX-512 where the machine has it, the same
+	// operations in the same order; the rest by the loop.
+	done, emin, emax := estimates16(counts, factor, pop, [4]float32{lo2, delta2, sum, add})
+	for s := done; s < len(counts); s++ {
+		a := counts[s]
 		// ⟨q, sign(u)⟩ = 2·Σ_{bit set} q_j − Σ q_j; times |u|²/⟨u, sign(u)⟩.
 		e := factor[s]*(lo2*float32(pop[s])+delta2*float32(a)-sum) + add
 		est[s] = e
