@@ -183,3 +183,71 @@ func TestEstimatesKernel(t *testing.T) {
 		}
 	}
 }
+
+// stage2, magChunk candidates at a time, gives each candidate the 2-bit
+// estimate that magTerm gives it alone, in the candidates' order, over
+// more candidates than a chunk (several chunks and a partial one).
+func TestStage2(t *testing.T) {
+	const dim, n = 384, 3*magChunk + 77
+	r := rand.New(rand.NewPCG(89, 90))
+	ix := New(dim, Options{ExactThreshold: -1, ListSize: 64})
+	v := make([]float32, dim)
+	for id := range uint32(n) {
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		if err := ix.Add(id, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc := ix.getScratch()
+	q, _ := sc.normalize(v)
+	rq := sc.rot[:ix.pdim]
+	ix.rotate(rq, q, nil)
+	w, fs := ix.words, ix.fineStride()
+	qp := quantize(rq, sc.planes, w)
+	qc := make([]float32, len(ix.lists))
+	var locs []loc
+	var cand []uint32
+	est := make([]float32, 0, n)
+	for l, L := range ix.lists {
+		qc[l] = dot(q, L.centroid)
+		part := make([]float32, len(L.slots))
+		qp.scan(L.codes, L.factor, L.pop, qc[l], part)
+		for p := range part {
+			cand = append(cand, uint32(len(est)))
+			locs = append(locs, loc{list: uint32(l), pos: uint32(p)})
+			est = append(est, part[p])
+		}
+	}
+	// Every third candidate, in reverse: any order, any subset.
+	var c2 []uint32
+	var l2 []loc
+	for i := len(cand) - 1; i >= 0; i -= 3 {
+		c2, l2 = append(c2, cand[i]), append(l2, locs[i])
+	}
+	for _, tc := range []struct {
+		cand []uint32
+		locs []loc
+	}{{cand, locs}, {c2, l2}} {
+		sc.est = est
+		got := slices.Clone(ix.stage2(sc, &qp, qc, tc.cand, tc.locs))
+		if len(got) != len(tc.cand) {
+			t.Fatalf("%d scores for %d candidates", len(got), len(tc.cand))
+		}
+		for i, e := range tc.cand {
+			a := tc.locs[i]
+			L, p := ix.lists[a.list], int(a.pos)
+			fine, code := L.fine[p*fs:(p+1)*fs], L.codes[p*w:(p+1)*w]
+			var ipx float32
+			if f := L.factor[p]; f != 0 {
+				ipx = (est[e] - qc[a.list]) / f
+			}
+			f2 := math.Float32frombits(uint32(fine[w]))
+			want := Scored{ID: L.slots[p], Score: qc[a.list] + f2*(ipx+2*qp.magTerm(code, fine[:w], int(fine[w]>>32)))}
+			if got[i] != want {
+				t.Fatalf("candidate %d of %d: %+v, want %+v", i, len(tc.cand), got[i], want)
+			}
+		}
+	}
+}

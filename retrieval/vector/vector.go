@@ -1578,34 +1578,7 @@ func (ix *Index) refine(sc *scratch, q []float32, qp *queryPlanes, qc []float32,
 			sink += L.fine[p*fs] + L.fine[p*fs+w] + L.codes[p*w] + L.codes[p*w+w-1]
 		}
 		sc.locs, sc.sink = locs, sink
-		// The magnitude terms of all candidates at once: their magnitude
-		// planes and the planes' intersections with their signs are
-		// gathered as codes, two per candidate, and weighted against the
-		// query's planes by the 1-bit scan's kernel.
-		two := slices.Grow(sc.two[:0], 2*w*len(cand))[:2*w*len(cand)]
-		pys := slices.Grow(sc.pys[:0], len(cand))[:len(cand)]
-		for i, a := range locs {
-			L, p := ix.lists[a.list], int(a.pos)
-			pys[i] = gatherMag(two[2*w*i:2*w*(i+1)], L.codes[p*w:(p+1)*w], L.fine[p*fs:p*fs+w])
-		}
-		counts := slices.Grow(sc.counts[:0], 2*len(cand))[:2*len(cand)]
-		qp.counts(two, counts)
-		sc.two, sc.pys, sc.counts = two, pys, counts
-		scored := slices.Grow(sc.fine[:0], len(cand))[:len(cand)]
-		for i, e := range cand {
-			a := locs[i]
-			L, p := ix.lists[a.list], int(a.pos)
-			tail := L.fine[p*fs+w]
-			// The 1-bit inner product is the stage-1 estimate without its
-			// scale and centroid term.
-			var ipx float32
-			if f := L.factor[p]; f != 0 {
-				ipx = (est[e] - qc[a.list]) / f
-			}
-			f2 := math.Float32frombits(uint32(tail))
-			mt := qp.magFrom(int(tail>>32), int(counts[2*i]), int(pys[i]), int(counts[2*i+1]))
-			scored[i] = Scored{ID: L.slots[p], Score: qc[a.list] + f2*(ipx+2*mt)}
-		}
+		scored := ix.stage2(sc, qp, qc, cand, locs)
 		sc.fine = scored
 		for _, it := range selectTop(scored, c2, &sc.hist) {
 			slots = append(slots, it.ID)
@@ -1632,6 +1605,10 @@ func (ix *Index) refine(sc *scratch, q []float32, qp *queryPlanes, qc []float32,
 	return h.sorted()
 }
 
+// magChunk is the number of candidates whose magnitude codes stage 2
+// gathers at a time: few enough that they stay in the first-level cache.
+const magChunk = 256
+
 // cacheLine is the stride at which touch loads a vector.
 const cacheLine = 64
 
@@ -1657,6 +1634,45 @@ func (ix *Index) touch(slots []uint32) uint64 {
 		sink += uint64(math.Float32bits(v[len(v)-1]))
 	}
 	return sink
+}
+
+// stage2 returns the 2-bit estimates of the candidates (entry numbers
+// into sc.est, located by locs), with their slots as IDs, in the order of
+// cand.
+func (ix *Index) stage2(sc *scratch, qp *queryPlanes, qc []float32, cand []uint32, locs []loc) []Scored {
+	est, w, fs := sc.est, ix.words, ix.fineStride()
+	// The magnitude terms, magChunk candidates at a time: their
+	// magnitude planes and the planes' intersections with their signs
+	// are gathered as codes, two per candidate, and weighed against
+	// the query's planes by the 1-bit scan's kernel.
+	scored := slices.Grow(sc.fine[:0], len(cand))[:len(cand)]
+	two := slices.Grow(sc.two[:0], 2*w*magChunk)[:2*w*magChunk]
+	pys := slices.Grow(sc.pys[:0], magChunk)[:magChunk]
+	counts := slices.Grow(sc.counts[:0], 2*magChunk)[:2*magChunk]
+	sc.two, sc.pys, sc.counts = two, pys, counts
+	for lo := 0; lo < len(cand); lo += magChunk {
+		hi := min(lo+magChunk, len(cand))
+		for i, a := range locs[lo:hi] {
+			L, p := ix.lists[a.list], int(a.pos)
+			pys[i] = gatherMag(two[2*w*i:2*w*(i+1)], L.codes[p*w:(p+1)*w], L.fine[p*fs:p*fs+w])
+		}
+		qp.counts(two[:2*w*(hi-lo)], counts[:2*(hi-lo)])
+		for i := lo; i < hi; i++ {
+			e, a, j := cand[i], locs[i], i-lo
+			L, p := ix.lists[a.list], int(a.pos)
+			tail := L.fine[p*fs+w]
+			// The 1-bit inner product is the stage-1 estimate without
+			// its scale and centroid term.
+			var ipx float32
+			if f := L.factor[p]; f != 0 {
+				ipx = (est[e] - qc[a.list]) / f
+			}
+			f2 := math.Float32frombits(uint32(tail))
+			mt := qp.magFrom(int(tail>>32), int(counts[2*j]), int(pys[j]), int(counts[2*j+1]))
+			scored[i] = Scored{ID: L.slots[p], Score: qc[a.list] + f2*(ipx+2*mt)}
+		}
+	}
+	return scored
 }
 
 // quantize quantizes a rotated query to 4 bits as bit planes (planes has
