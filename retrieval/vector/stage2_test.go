@@ -165,7 +165,7 @@ func TestEstimatesKernel(t *testing.T) {
 		wmin, wmax := float32(math.Inf(1)), float32(math.Inf(-1))
 		want := make([]float32, n)
 		for s := range n {
-			want[s] = factor[s]*(2*qp.lo*float32(pop[s])+2*qp.delta*float32(counts[s])-qp.sum) + add
+			want[s] = float32(factor[s]*(float32(2*qp.lo*float32(pop[s]))+float32(2*qp.delta*float32(counts[s]))-qp.sum)) + add
 			wmin, wmax = min(wmin, want[s]), max(wmax, want[s])
 		}
 		est := unsafe.Slice((*float32)(unsafe.Pointer(&counts[0])), n+1)

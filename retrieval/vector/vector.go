@@ -1746,7 +1746,9 @@ func (qp *queryPlanes) estimates(counts []uint32, factor []float32, pop []uint16
 	for s := done; s < len(counts); s++ {
 		a := counts[s]
 		// ⟨q, sign(u)⟩ = 2·Σ_{bit set} q_j − Σ q_j; times |u|²/⟨u, sign(u)⟩.
-		e := factor[s]*(lo2*float32(pop[s])+delta2*float32(a)-sum) + add
+		// The conversions round each product, so that no build fuses them
+		// into FMA and the kernel's bits are the loop's.
+		e := float32(factor[s]*(float32(lo2*float32(pop[s]))+float32(delta2*float32(a))-sum)) + add
 		est[s] = e
 		// Plain compares: the builtin min and max spend instructions on NaN
 		// and signed zeros, which cannot occur here, in the hottest loop.
