@@ -30,21 +30,32 @@
 //     of RaBitQ, Gao & Long, SIGMOD 2024), so estimates compare across
 //     lists;
 //  2. a histogram of the estimates selects the best Oversample·sqrt(k·M) of
-//     the M scanned without a heap; those get the 2-bit estimate, read in
-//     list order, and the best Rerank·sqrt(k·M) remain;
+//     the M scanned without a heap; those get the 2-bit estimate (their
+//     magnitude planes gathered in list order and weighed by the scan's
+//     popcount kernel), and a histogram of those keeps the best
+//     Rerank·sqrt(k·M);
 //  3. those are scored exactly with the stored vectors (or their int8
 //     copies, for an index left on disk: see Memory), read in memory
 //     order, and the best k are returned.
+//
+// The candidates of stages 2 and 3 lie at scattered places, mostly out of
+// cache after a long scan: each stage first loads them in a pass of its
+// own, whose loads nothing waits on, so that their misses overlap.
 //
 // On amd64, where the machine has them, the float32 inner products run as
 // an AVX kernel that performs the Go loop's own operations (same bits, so
 // an index does not depend on the machine that built it), the int8 ones
 // as AVX2 FMA, and the 1-bit scan of 384-dimensional codes as AVX-512
-// popcounts, or, without AVX-512, AVX2 nibble lookups (simd_amd64.s).
-// BenchmarkKernels, quiet machine with AVX-512: a 384-d float32 product
-// 64 ns against 154 for the Go loop, the int8 one 37 against 274, the
-// 1-bit scan 6.3 ns a code against 23.3; on a machine without it (AMD
-// EPYC, busy), the scan by AVX2 10.6 to 12.8 ns a code against 18 to 26.
+// popcounts (eight codes summed at once, and their estimates computed
+// sixteen at a time with the Go loop's operations), or, without AVX-512,
+// AVX2 nibble lookups (simd_amd64.s). BenchmarkKernels, quiet machine
+// with AVX-512: a 384-d float32 product 64 ns against 154 for the Go
+// loop, the int8 one 37 against 274, the 1-bit scan 6.3 ns a code against
+// 23.3; on a machine without it (AMD EPYC, busy), the scan by AVX2 10.6
+// to 12.8 ns a code against 18 to 26. Summing eight codes at once took
+// the AVX-512 scan from 3.8–4.1 to 2.8–3.2 ns a code (`go test -run '^$'
+// -bench Kernels/scan1024/kernel ./retrieval/vector`, the two builds
+// alternating, load average 3.5).
 //
 // The second rule is for a query almost equally far from many centroids,
 // whose neighbours the budget's cut among those lists misses. On the
@@ -58,6 +69,21 @@
 // corpus:../shared/data/retrieval/xquad_en] --json` (docs/benchmarks.md,
 // "Retrieval at scale"): clustered 0.90 ms at recall@50 0.989 → 0.80 ms at
 // 0.992, the corpus 0.79 ms at 0.681 → 2.67 ms at 0.956.
+//
+// On the corpus that rule leaves a near-full scan (94% of the codes, and
+// about 6,500 candidates for stage 2), whose time a profile found in the
+// scan's sums and estimates, one code at a time, and in the cache misses
+// of stages 2 and 3. With those reads overlapped, stage 2 weighed by the
+// scan's kernel and selected by histogram, and the kernel summing eight
+// codes and computing sixteen estimates at a time (the same results):
+// BenchmarkOnDiskCorpus (`go test -run '^$' -bench OnDiskCorpus
+// -benchtime 2000x ./retrieval/vector`, the two builds alternating, load
+// average 3 to 4), 1.59–1.90 → 1.41–1.52 ms a query, CPU 1.62–1.79 →
+// 1.25–1.35 ms, recall@50 0.962; `adaptrag bench retrieval --n 100000
+// --workload corpus:../shared/data/retrieval/xquad_en --json`, dense p50
+// 2.2–2.8 ms (CPU 1.9–2.9) → 1.5–1.9 ms (CPU 1.3–1.7) at load 6 to 8,
+// recall 0.956; clustered 0.51–0.71 (CPU 0.56–0.73) → 0.36–0.40 ms
+// (0.44–0.48), recall 0.992 (docs/benchmarks.md).
 //
 // # Filters
 //
