@@ -81,7 +81,7 @@
 // average 3 to 4), 1.59–1.90 → 1.41–1.52 ms a query, CPU 1.62–1.79 →
 // 1.25–1.35 ms, recall@50 0.962; `adaptrag bench retrieval --n 100000
 // --workload corpus:../shared/data/retrieval/xquad_en --json`, dense p50
-// 2.2–2.8 ms (CPU 1.9–2.9) → 1.5–1.9 ms (CPU 1.3–1.7) at load 6 to 8,
+// 1.9–2.8 ms (CPU 1.8–2.9) → 1.5–2.1 ms (CPU 1.3–2.0) at load 4 to 8,
 // recall 0.956; clustered 0.51–0.71 (CPU 0.56–0.73) → 0.36–0.40 ms
 // (0.44–0.48), recall 0.992 (docs/benchmarks.md).
 //
