@@ -1,6 +1,10 @@
 package vector
 
-import "golang.org/x/sys/cpu"
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
 
 // hasAVX selects the AVX kernel of dot (simd_amd64.s), which computes
 // the Go loop's exact operations four lanes at a time.
@@ -84,4 +88,28 @@ func dot8Q(q []float32, c []int8) float32 {
 	}
 	c = c[:len(q)]
 	return dot8AVX2(&q[0], &c[0], len(q))
+}
+
+//go:noescape
+func estimatesAVX512(counts *uint32, factor *float32, pop *uint16, n int, k *[4]float32, mm *[32]float32)
+
+// estimates16 turns the counts of the first slots, a multiple of 16 of
+// them, into their estimates as the Go loop of estimates would, by
+// AVX-512, and returns how many it did (0 without AVX-512) and their
+// range.
+func estimates16(counts []uint32, factor []float32, pop []uint16, k [4]float32) (n int, emin, emax float32) {
+	emin, emax = float32(math.Inf(1)), float32(math.Inf(-1))
+	if n = len(counts) &^ 15; !hasPopcnt512 || n == 0 {
+		return 0, emin, emax
+	}
+	factor, pop = factor[:n], pop[:n]
+	var mm [32]float32
+	for i := range 16 {
+		mm[i], mm[16+i] = emin, emax
+	}
+	estimatesAVX512(&counts[0], &factor[0], &pop[0], n, &k, &mm)
+	for i := range 16 {
+		emin, emax = min(emin, mm[i]), max(emax, mm[16+i])
+	}
+	return n, emin, emax
 }

@@ -94,6 +94,45 @@ done:
 // the four query planes (planes holds 24 words: plane 0, then 1, 2, 3),
 // written to out[i]. The six words of a code fill six lanes of a zmm
 // register (a masked load), so a plane costs one AND and one VPOPCNTQ.
+// Eight codes at a time, the lanes of their eight registers are summed
+// together by a transposition (unpack, then 256- and 128-bit shuffles,
+// adding at each step): a dozen instructions for eight sums where summing
+// each register across its lanes took eight; the last n mod 8 codes are
+// summed one at a time.
+
+// WEIGH leaves in Zt the weighted popcounts of the code at off(SI), lane
+// by lane.
+#define WEIGH(off, t) \
+	VMOVDQU64.Z off(SI), K1, Z0 \
+	VPANDQ Z0, Z4, Z8 \
+	VPANDQ Z0, Z5, Z9 \
+	VPANDQ Z0, Z6, Z10 \
+	VPANDQ Z0, Z7, Z11 \
+	VPOPCNTQ Z8, Z8 \
+	VPOPCNTQ Z9, Z9 \
+	VPOPCNTQ Z10, Z10 \
+	VPOPCNTQ Z11, Z11 \
+	VPSLLQ $1, Z9, Z9 \
+	VPSLLQ $2, Z10, Z10 \
+	VPSLLQ $3, Z11, Z11 \
+	VPADDQ Z9, Z8, Z8 \
+	VPADDQ Z11, Z10, Z10 \
+	VPADDQ Z10, Z8, t
+
+// PAIR leaves in Zd, for each 128-bit chunk j, the sums of lanes 2j and
+// 2j+1 of Za (low qword) and of Zb (high qword).
+#define PAIR(a, b, d) \
+	VPUNPCKLQDQ b, a, Z12 \
+	VPUNPCKHQDQ b, a, d \
+	VPADDQ Z12, d, d
+
+// HALVE leaves in Zd the chunks of Za and Zb summed two by two: chunks 0
+// and 1 of Za, 2 and 3 of Za, 0 and 1 of Zb, 2 and 3 of Zb.
+#define HALVE(a, b, d) \
+	VSHUFI64X2 $0x88, b, a, Z12 \
+	VSHUFI64X2 $0xdd, b, a, d \
+	VPADDQ Z12, d, d
+
 TEXT ·popcounts6AVX512(SB), NOSPLIT, $0-32
 	MOVQ codes+0(FP), SI
 	MOVQ planes+8(FP), DX
@@ -106,24 +145,34 @@ TEXT ·popcounts6AVX512(SB), NOSPLIT, $0-32
 	VMOVDQU64.Z 96(DX), K1, Z6
 	VMOVDQU64.Z 144(DX), K1, Z7
 
+loop8:
+	CMPQ CX, $8
+	JLT  loop
+	WEIGH(0, Z16)
+	WEIGH(48, Z17)
+	WEIGH(96, Z18)
+	WEIGH(144, Z19)
+	WEIGH(192, Z20)
+	WEIGH(240, Z21)
+	WEIGH(288, Z22)
+	WEIGH(336, Z23)
+	PAIR(Z16, Z17, Z24)
+	PAIR(Z18, Z19, Z25)
+	PAIR(Z20, Z21, Z26)
+	PAIR(Z22, Z23, Z27)
+	HALVE(Z24, Z25, Z28)
+	HALVE(Z26, Z27, Z29)
+	HALVE(Z28, Z29, Z30)
+	VPMOVQD Z30, (DI)
+	ADDQ $384, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  loop8
+
 loop:
 	CMPQ CX, $0
 	JE   done
-	VMOVDQU64.Z 0(SI), K1, Z0
-	VPANDQ Z0, Z4, Z8
-	VPANDQ Z0, Z5, Z9
-	VPANDQ Z0, Z6, Z10
-	VPANDQ Z0, Z7, Z11
-	VPOPCNTQ Z8, Z8
-	VPOPCNTQ Z9, Z9
-	VPOPCNTQ Z10, Z10
-	VPOPCNTQ Z11, Z11
-	VPSLLQ $1, Z9, Z9
-	VPSLLQ $2, Z10, Z10
-	VPSLLQ $3, Z11, Z11
-	VPADDQ Z9, Z8, Z8
-	VPADDQ Z11, Z10, Z10
-	VPADDQ Z10, Z8, Z8
+	WEIGH(0, Z8)
 	VEXTRACTI64X4 $1, Z8, Y12
 	VPADDQ Y12, Y8, Y8
 	VEXTRACTI128 $1, Y8, X12
@@ -223,5 +272,52 @@ loop:
 	JMP     loop
 
 done:
+	VZEROUPPER
+	RET
+
+// func estimatesAVX512(counts *uint32, factor *float32, pop *uint16, n int, k *[4]float32, mm *[32]float32)
+// The 1-bit estimates of n slots, n a multiple of 16, in place of their
+// counts, sixteen at a time with the Go loop's operations in its order
+// (no FMA): factor·((lo2·pop + delta2·count) − sum) + add, k holding lo2,
+// delta2, sum and add. mm receives the sixteen lanes' minima, then their
+// maxima.
+TEXT ·estimatesAVX512(SB), NOSPLIT, $0-48
+	MOVQ counts+0(FP), DI
+	MOVQ factor+8(FP), SI
+	MOVQ pop+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ k+32(FP), AX
+	MOVQ mm+40(FP), BX
+	VBROADCASTSS 0(AX), Z4
+	VBROADCASTSS 4(AX), Z5
+	VBROADCASTSS 8(AX), Z6
+	VBROADCASTSS 12(AX), Z7
+	VMOVUPS 0(BX), Z8
+	VMOVUPS 64(BX), Z9
+
+eloop:
+	CMPQ CX, $0
+	JE   edone
+	VPMOVZXWD (DX), Z1
+	VCVTDQ2PS Z1, Z1
+	VCVTDQ2PS (DI), Z0
+	VMULPS Z4, Z1, Z1
+	VMULPS Z5, Z0, Z0
+	VADDPS Z0, Z1, Z0
+	VSUBPS Z6, Z0, Z0
+	VMULPS (SI), Z0, Z0
+	VADDPS Z7, Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMINPS Z0, Z8, Z8
+	VMAXPS Z0, Z9, Z9
+	ADDQ $64, DI
+	ADDQ $64, SI
+	ADDQ $32, DX
+	SUBQ $16, CX
+	JMP  eloop
+
+edone:
+	VMOVUPS Z8, 0(BX)
+	VMOVUPS Z9, 64(BX)
 	VZEROUPPER
 	RET

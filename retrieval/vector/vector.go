@@ -30,21 +30,32 @@
 //     of RaBitQ, Gao & Long, SIGMOD 2024), so estimates compare across
 //     lists;
 //  2. a histogram of the estimates selects the best Oversample·sqrt(k·M) of
-//     the M scanned without a heap; those get the 2-bit estimate, read in
-//     list order, and the best Rerank·sqrt(k·M) remain;
+//     the M scanned without a heap; those get the 2-bit estimate (their
+//     magnitude planes gathered in list order and weighed by the scan's
+//     popcount kernel), and a histogram of those keeps the best
+//     Rerank·sqrt(k·M);
 //  3. those are scored exactly with the stored vectors (or their int8
 //     copies, for an index left on disk: see Memory), read in memory
 //     order, and the best k are returned.
+//
+// The candidates of stages 2 and 3 lie at scattered places, mostly out of
+// cache after a long scan: each stage first loads them in a pass of its
+// own, whose loads nothing waits on, so that their misses overlap.
 //
 // On amd64, where the machine has them, the float32 inner products run as
 // an AVX kernel that performs the Go loop's own operations (same bits, so
 // an index does not depend on the machine that built it), the int8 ones
 // as AVX2 FMA, and the 1-bit scan of 384-dimensional codes as AVX-512
-// popcounts, or, without AVX-512, AVX2 nibble lookups (simd_amd64.s).
-// BenchmarkKernels, quiet machine with AVX-512: a 384-d float32 product
-// 64 ns against 154 for the Go loop, the int8 one 37 against 274, the
-// 1-bit scan 6.3 ns a code against 23.3; on a machine without it (AMD
-// EPYC, busy), the scan by AVX2 10.6 to 12.8 ns a code against 18 to 26.
+// popcounts (eight codes summed at once, and their estimates computed
+// sixteen at a time with the Go loop's operations), or, without AVX-512,
+// AVX2 nibble lookups (simd_amd64.s). BenchmarkKernels, quiet machine
+// with AVX-512: a 384-d float32 product 64 ns against 154 for the Go
+// loop, the int8 one 37 against 274, the 1-bit scan 6.3 ns a code against
+// 23.3; on a machine without it (AMD EPYC, busy), the scan by AVX2 10.6
+// to 12.8 ns a code against 18 to 26. Summing eight codes at once took
+// the AVX-512 scan from 3.8–4.1 to 2.8–3.2 ns a code (`go test -run '^$'
+// -bench Kernels/scan1024/kernel ./retrieval/vector`, the two builds
+// alternating, load average 3.5).
 //
 // The second rule is for a query almost equally far from many centroids,
 // whose neighbours the budget's cut among those lists misses. On the
@@ -58,6 +69,21 @@
 // corpus:../shared/data/retrieval/xquad_en] --json` (docs/benchmarks.md,
 // "Retrieval at scale"): clustered 0.90 ms at recall@50 0.989 → 0.80 ms at
 // 0.992, the corpus 0.79 ms at 0.681 → 2.67 ms at 0.956.
+//
+// On the corpus that rule leaves a near-full scan (94% of the codes, and
+// about 6,500 candidates for stage 2), whose time a profile found in the
+// scan's sums and estimates, one code at a time, and in the cache misses
+// of stages 2 and 3. With those reads overlapped, stage 2 weighed by the
+// scan's kernel and selected by histogram, and the kernel summing eight
+// codes and computing sixteen estimates at a time (the same results):
+// BenchmarkOnDiskCorpus (`go test -run '^$' -bench OnDiskCorpus
+// -benchtime 2000x ./retrieval/vector`, the two builds alternating, load
+// average 3 to 4), 1.59–1.90 → 1.41–1.52 ms a query, CPU 1.62–1.79 →
+// 1.25–1.35 ms, recall@50 0.962; `adaptrag bench retrieval --n 100000
+// --workload corpus:../shared/data/retrieval/xquad_en --json`, dense p50
+// 1.9–2.8 ms (CPU 1.8–2.9) → 1.5–2.1 ms (CPU 1.3–2.0) at load 4 to 8,
+// recall 0.956; clustered 0.51–0.71 (CPU 0.56–0.73) → 0.36–0.40 ms
+// (0.44–0.48), recall 0.992 (docs/benchmarks.md).
 //
 // # Filters
 //
@@ -1586,24 +1612,24 @@ func (ix *Index) refine(sc *scratch, q []float32, qp *queryPlanes, qc []float32,
 	slots := sc.slots[:0]
 	if c2 := ix.rerank(k, scanned); len(cand) > c2 {
 		fs := ix.fineStride()
-		r := topK{items: sc.fine[:0], k: c2}
-		for _, e := range cand {
+		// The candidates' stage-2 data lie at scattered places of their
+		// lists, mostly out of cache after a long scan. A first pass
+		// locates them and loads them with nothing waiting on the loads,
+		// so that their misses overlap; the scoring pass, whose work per
+		// candidate left only a few loads in flight at a time, then finds
+		// them in cache.
+		locs := slices.Grow(sc.locs[:0], len(cand))[:len(cand)]
+		var sink uint64
+		for i, e := range cand {
 			a := at(e)
+			locs[i] = a
 			L, p := ix.lists[a.list], int(a.pos)
-			fine := L.fine[p*fs : (p+1)*fs : (p+1)*fs]
-			code := L.codes[p*w : (p+1)*w : (p+1)*w]
-			tail := fine[w]
-			// The 1-bit inner product is the stage-1 estimate without its
-			// scale and centroid term.
-			var ipx float32
-			if f := L.factor[p]; f != 0 {
-				ipx = (est[e] - qc[a.list]) / f
-			}
-			f2 := math.Float32frombits(uint32(tail))
-			r.push(Scored{ID: L.slots[p], Score: qc[a.list] + f2*(ipx+2*qp.magTerm(code, fine[:w], int(tail>>32)))})
+			sink += L.fine[p*fs] + L.fine[p*fs+w] + L.codes[p*w] + L.codes[p*w+w-1]
 		}
-		sc.fine = r.items
-		for _, it := range r.items {
+		sc.locs, sc.sink = locs, sink
+		scored := ix.stage2(sc, qp, qc, cand, locs)
+		sc.fine = scored
+		for _, it := range selectTop(scored, c2, &sc.hist) {
 			slots = append(slots, it.ID)
 		}
 	} else {
@@ -1617,13 +1643,85 @@ func (ix *Index) refine(sc *scratch, q []float32, qp *queryPlanes, qc []float32,
 	sc.slots = slots
 
 	// Candidates are in slot order, so the exact re-scoring reads the
-	// vectors in ascending memory order.
+	// vectors in ascending memory order; a first pass loads them, as for
+	// stage 2, so that their misses overlap.
+	sc.sink += ix.touch(slots)
 	h := topK{items: sc.top[:0], k: k}
 	for _, s := range slots {
 		h.push(Scored{ID: ix.ids[s], Score: ix.score(q, s)})
 	}
 	sc.top = h.items
 	return h.sorted()
+}
+
+// magChunk is the number of candidates whose magnitude codes stage 2
+// gathers at a time: few enough that they stay in the first-level cache.
+const magChunk = 256
+
+// cacheLine is the stride at which touch loads a vector.
+const cacheLine = 64
+
+// touch loads every cache line of the vectors that score reads for the
+// slots, and returns a value that depends on the loads (kept by the
+// caller, so that they are not removed): for a pass whose loads nothing
+// waits on, so that the processor overlaps their misses.
+func (ix *Index) touch(slots []uint32) uint64 {
+	var sink uint64
+	for _, s := range slots {
+		if s < ix.nsp {
+			c := ix.sp.code(s)
+			for o := 0; o < len(c); o += cacheLine {
+				sink += uint64(c[o])
+			}
+			sink += uint64(c[len(c)-1])
+			continue
+		}
+		v := ix.vec(s)
+		for o := 0; o < len(v); o += cacheLine / 4 {
+			sink += uint64(math.Float32bits(v[o]))
+		}
+		sink += uint64(math.Float32bits(v[len(v)-1]))
+	}
+	return sink
+}
+
+// stage2 returns the 2-bit estimates of the candidates (entry numbers
+// into sc.est, located by locs), with their slots as IDs, in the order of
+// cand.
+func (ix *Index) stage2(sc *scratch, qp *queryPlanes, qc []float32, cand []uint32, locs []loc) []Scored {
+	est, w, fs := sc.est, ix.words, ix.fineStride()
+	// The magnitude terms, magChunk candidates at a time: their
+	// magnitude planes and the planes' intersections with their signs
+	// are gathered as codes, two per candidate, and weighed against
+	// the query's planes by the 1-bit scan's kernel.
+	scored := slices.Grow(sc.fine[:0], len(cand))[:len(cand)]
+	two := slices.Grow(sc.two[:0], 2*w*magChunk)[:2*w*magChunk]
+	pys := slices.Grow(sc.pys[:0], magChunk)[:magChunk]
+	counts := slices.Grow(sc.counts[:0], 2*magChunk)[:2*magChunk]
+	sc.two, sc.pys, sc.counts = two, pys, counts
+	for lo := 0; lo < len(cand); lo += magChunk {
+		hi := min(lo+magChunk, len(cand))
+		for i, a := range locs[lo:hi] {
+			L, p := ix.lists[a.list], int(a.pos)
+			pys[i] = gatherMag(two[2*w*i:2*w*(i+1)], L.codes[p*w:(p+1)*w], L.fine[p*fs:p*fs+w])
+		}
+		qp.counts(two[:2*w*(hi-lo)], counts[:2*(hi-lo)])
+		for i := lo; i < hi; i++ {
+			e, a, j := cand[i], locs[i], i-lo
+			L, p := ix.lists[a.list], int(a.pos)
+			tail := L.fine[p*fs+w]
+			// The 1-bit inner product is the stage-1 estimate without
+			// its scale and centroid term.
+			var ipx float32
+			if f := L.factor[p]; f != 0 {
+				ipx = (est[e] - qc[a.list]) / f
+			}
+			f2 := math.Float32frombits(uint32(tail))
+			mt := qp.magFrom(int(tail>>32), int(counts[2*j]), int(pys[j]), int(counts[2*j+1]))
+			scored[i] = Scored{ID: L.slots[p], Score: qc[a.list] + f2*(ipx+2*mt)}
+		}
+	}
+	return scored
 }
 
 // quantize quantizes a rotated query to 4 bits as bit planes (planes has
@@ -1681,12 +1779,7 @@ func (qp *queryPlanes) scan(codes []uint64, factor []float32, pop []uint16, add 
 		return float32(math.Inf(1)), float32(math.Inf(-1))
 	}
 	counts := unsafe.Slice((*uint32)(unsafe.Pointer(&est[0])), len(est))
-	switch {
-	case len(qp.p0) != 6:
-		qp.countsAny(codes, counts)
-	case len(qp.all) < 24 || !popcounts6(codes[:6*len(est)], qp.all, counts):
-		qp.counts6(codes, counts)
-	}
+	qp.counts(codes, counts)
 	return qp.estimates(counts, factor, pop, add, est)
 }
 
@@ -1696,10 +1789,15 @@ func (qp *queryPlanes) scan(codes []uint64, factor []float32, pop []uint16, add 
 func (qp *queryPlanes) estimates(counts []uint32, factor []float32, pop []uint16, add float32, est []float32) (emin, emax float32) {
 	lo2, delta2, sum := 2*qp.lo, 2*qp.delta, qp.sum
 	factor, pop, est = factor[:len(counts)], pop[:len(counts)], est[:len(counts)]
-	emin, emax = float32(math.Inf(1)), float32(math.Inf(-1))
-	for s, a := range counts {
+	// Sixteen at a time by AVX-512 where the machine has it, the same
+	// operations in the same order; the rest by the loop.
+	done, emin, emax := estimates16(counts, factor, pop, [4]float32{lo2, delta2, sum, add})
+	for s := done; s < len(counts); s++ {
+		a := counts[s]
 		// ⟨q, sign(u)⟩ = 2·Σ_{bit set} q_j − Σ q_j; times |u|²/⟨u, sign(u)⟩.
-		e := factor[s]*(lo2*float32(pop[s])+delta2*float32(a)-sum) + add
+		// The conversions round each product, so that no build fuses them
+		// into FMA and the kernel's bits are the loop's.
+		e := float32(factor[s]*(float32(lo2*float32(pop[s]))+float32(delta2*float32(a))-sum)) + add
 		est[s] = e
 		// Plain compares: the builtin min and max spend instructions on NaN
 		// and signed zeros, which cannot occur here, in the hottest loop.
@@ -1747,6 +1845,98 @@ func (qp *queryPlanes) counts6(codes []uint64, counts []uint32) {
 	}
 }
 
+// counts writes Σ_b 2^b·popcount(code & plane_b) of each code to counts:
+// by the AVX-512 or AVX2 kernel for six-word codes where the machine has
+// it, else by the Go loops.
+func (qp *queryPlanes) counts(codes []uint64, counts []uint32) {
+	switch {
+	case len(counts) == 0:
+	case len(qp.p0) != 6:
+		qp.countsAny(codes, counts)
+	case len(qp.all) < 24 || !popcounts6(codes[:6*len(counts)], qp.all, counts):
+		qp.counts6(codes, counts)
+	}
+}
+
+// gatherMag writes the magnitude plane mag of an entry and its
+// intersection with the entry's sign code into dst (two codes of
+// len(code) words) and returns the intersection's popcount: what magFrom
+// needs besides the weighted popcounts of the two codes.
+func gatherMag(dst, code, mag []uint64) uint16 {
+	w := len(code)
+	dst, mag = dst[:2*w], mag[:w]
+	py := 0
+	for i, x := range code {
+		m := mag[i]
+		y := x & m
+		dst[i], dst[w+i] = m, y
+		py += bits.OnesCount64(y)
+	}
+	return uint16(py)
+}
+
+// magFrom is magTerm from the popcounts: pm and am those of the magnitude
+// plane (plain, and weighted against the query's planes), py and ay those
+// of its intersection with the signs.
+func (qp *queryPlanes) magFrom(pm, am, py, ay int) float32 {
+	over := func(n, acc int) float32 { return qp.lo*float32(n) + qp.delta*float32(acc) }
+	return 2*over(py, ay) - over(pm, am)
+}
+
+// selectTop returns the c best of items (as topK with k = c keeps them,
+// ties to the lower id), in no particular order, reordering items: a
+// histogram of the scores finds the bucket where the best c end, the
+// items above it are kept and only that bucket's are sorted. hist is
+// scratch.
+func selectTop(items []Scored, c int, hist *[4096]uint32) []Scored {
+	if c >= len(items) {
+		return items
+	}
+	if c <= 0 {
+		return items[:0]
+	}
+	lo, hi := items[0].Score, items[0].Score
+	for _, it := range items {
+		lo, hi = min(lo, it.Score), max(hi, it.Score)
+	}
+	clear(hist[:])
+	scale := float32(0)
+	if hi > lo {
+		scale = float32(len(hist)-1) / (hi - lo)
+	}
+	for _, it := range items {
+		hist[int((it.Score-lo)*scale)]++
+	}
+	b, above := len(hist)-1, 0
+	for above+int(hist[b]) < c {
+		above += int(hist[b])
+		b--
+	}
+	// The items above bucket b go first, those of bucket b after them.
+	kept, n := 0, 0
+	for i, it := range items {
+		switch bk := int((it.Score - lo) * scale); {
+		case bk > b:
+			items[i], items[kept] = items[kept], it
+			if n > 0 {
+				// The boundary item displaced to i goes back behind.
+				items[i], items[kept+n] = items[kept+n], items[i]
+			}
+			kept++
+		case bk == b:
+			items[i], items[kept+n] = items[kept+n], it
+			n++
+		}
+	}
+	slices.SortFunc(items[kept:kept+n], func(a, b Scored) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return items[:c]
+}
+
 // magTerm is Σ_{j in mag} q_j x_j for one slot, x_j = ±1 its signs and
 // pm the popcount of mag: 2·Σ_{mag and x set} q_j − Σ_{mag} q_j. With the
 // 1-bit term Σ q_j x_j it gives the 2-bit estimate
@@ -1786,6 +1976,11 @@ type scratch struct {
 	fine       []Scored // stage-2 heap; ID holds a slot
 	top        []Scored
 	gtop       []Scored // nearest's best groups
+	locs       []loc    // stage 2: each candidate's list and position
+	sink       uint64   // what the touching passes loaded
+	two        []uint64 // stage 2: magnitude and sign∧magnitude codes
+	pys        []uint16 // stage 2: popcounts of sign∧magnitude
+	counts     []uint32 // stage 2: weighted popcounts of two
 }
 
 func (ix *Index) getScratch() *scratch {

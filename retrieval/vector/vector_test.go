@@ -374,7 +374,8 @@ func TestScanMatchesReference(t *testing.T) {
 				c := codes[s*w+i]
 				a += bits.OnesCount64(c&qp.p0[i]) + 2*bits.OnesCount64(c&qp.p1[i]) + 4*bits.OnesCount64(c&qp.p2[i]) + 8*bits.OnesCount64(c&qp.p3[i])
 			}
-			want[s] = factor[s]*(2*qp.lo*float32(pop[s])+2*qp.delta*float32(a)-qp.sum) + 0.25
+			// Each product rounded (no FMA), as the scan computes it.
+			want[s] = float32(factor[s]*(float32(2*qp.lo*float32(pop[s]))+float32(2*qp.delta*float32(a))-qp.sum)) + 0.25
 			wlo, whi = min(wlo, want[s]), max(whi, want[s])
 		}
 		// With the planes in one array, the AVX-512 kernel runs where the
