@@ -221,6 +221,15 @@ type Store struct {
 	// (sparse.go).
 	skipSparse   bool
 	sparseOnDisk bool
+	// recordsOnDisk: the records file (records.go) holds the store as it
+	// is. unchecked is what an open that adopted it left unread, for the
+	// background check Open starts (scrub); scrubbing, scrubDone and
+	// scrubbed (under bgMu) are that check's state, for Verified.
+	recordsOnDisk bool
+	unchecked     *scrubPlan
+	scrubbing     bool
+	scrubDone     bool
+	scrubbed      error
 	// vecFile is the dense index file that vec reads the float32 vectors
 	// it left on disk from (vector.ReadIndexAt); nil when vec holds them.
 	vecFile *os.File
@@ -282,6 +291,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 			return nil, fmt.Errorf("memstore: open %s: %w: the store holds %d-dimensional vectors, options say %d", o.Dir, retrieval.ErrDimension, s.dim, o.Dim)
 		}
 	}
+	if p := s.unchecked; p != nil && !o.ReadOnly {
+		s.unchecked = nil
+		s.scrub(*p)
+	}
 	return s, nil
 }
 
@@ -307,7 +320,7 @@ func (s *Store) resetState() {
 	s.dim, s.vec, s.lex, s.recs, s.tenantOf = 0, nil, fresh.lex, nil, nil
 	s.tenants, s.free, s.byKey = fresh.tenants, nil, fresh.byKey
 	s.byTenant, s.bySource, s.byDoc, s.nLive = fresh.byTenant, fresh.bySource, fresh.byDoc, 0
-	s.denseOnDisk, s.sparseOnDisk = false, false
+	s.denseOnDisk, s.sparseOnDisk, s.recordsOnDisk, s.unchecked = false, false, false, nil
 }
 
 func (s *Store) setDim(dim int) {
