@@ -198,18 +198,16 @@ func (s *Store) readRecords(dir string, tag denseTag, nIDs, dim int) error {
 	if st.Size() < int64(recordsHeadLen)+4 || st.Size() > 1<<40 {
 		return fmt.Errorf("%w: %d bytes", errRecordsStale, st.Size())
 	}
-	b, unmap, err := mapFile(f, st.Size())
-	if err != nil {
-		// Where mapping is not available, the file is read whole.
-		b = make([]byte, st.Size())
-		if _, err := io.ReadFull(f, b); err != nil {
-			return err
-		}
-		unmap = func() error { return nil }
+	// The file is read whole into one allocation, and the records' strings
+	// are views of it (loadDecoder.keep): a string allocated for each
+	// chunk was half of decoding it, much of it the first growth of the
+	// heap. The price: the bytes of a chunk deleted or replaced later
+	// stay in memory until the store is closed, as much as the file at
+	// most.
+	b := hugeBytes(int(st.Size()))
+	if _, err := io.ReadFull(f, b); err != nil {
+		return err
 	}
-	// Every string is copied out of the mapping as it is decoded (see
-	// reader.chunk), so nothing of it outlives this call.
-	defer unmap()
 	n := len(b) - 4
 	if string(b[:len(recordsMagic)]) != recordsMagic {
 		return fmt.Errorf("%w: bad magic", errRecordsStale)
@@ -228,7 +226,7 @@ func (s *Store) readRecords(dir string, tag denseTag, nIDs, dim int) error {
 	s.setDim(fdim)
 	src := &byteSlice{b: b[recordsHeadLen:n]}
 	rd := newReader(src)
-	rd.ld = &loadDecoder{skipVec: true}
+	rd.ld = &loadDecoder{skipVec: true, keep: true}
 	s.recs = make([]record, ids)
 	s.tenantOf = make([]uint32, ids)
 	s.byKey.grow(ids)
