@@ -14,6 +14,3 @@ func mapFile(*os.File, int64) ([]byte, func() error, error) {
 
 // releaseMapped has nothing to release where nothing is mapped.
 func releaseMapped([]byte) {}
-
-// hugeBytes returns n zero bytes.
-func hugeBytes(n int) []byte { return make([]byte, n) }

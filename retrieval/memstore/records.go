@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/adaptrag/adaptrag/internal/hugemem"
 	"github.com/adaptrag/adaptrag/retrieval"
 )
 
@@ -204,7 +205,7 @@ func (s *Store) readRecords(dir string, tag denseTag, nIDs, dim int) error {
 	// heap. The price: the bytes of a chunk deleted or replaced later
 	// stay in memory until the store is closed, as much as the file at
 	// most.
-	b := hugeBytes(int(st.Size()))
+	b := hugemem.Make[byte](int(st.Size()))
 	if _, err := io.ReadFull(f, b); err != nil {
 		return err
 	}
@@ -227,7 +228,7 @@ func (s *Store) readRecords(dir string, tag denseTag, nIDs, dim int) error {
 	src := &byteSlice{b: b[recordsHeadLen:n]}
 	rd := newReader(src)
 	rd.ld = &loadDecoder{skipVec: true, keep: true}
-	s.recs = make([]record, ids)
+	s.recs = hugemem.Make[record](ids)
 	s.tenantOf = make([]uint32, ids)
 	s.byKey.grow(ids)
 	var lc linkCache
