@@ -149,8 +149,7 @@ func TestCorruptionMatrix(t *testing.T) { corruptionMatrix(t, false) }
 // log, its background check must report the damage (Verified) and its
 // compaction leave files that hold the committed state.
 func TestCorruptionMatrixRecords(t *testing.T) {
-	defer func(n int64) { adoptMinBytes = n }(adoptMinBytes)
-	adoptMinBytes = 0
+	lowAdopt(t)
 	corruptionMatrix(t, true)
 }
 
@@ -311,7 +310,7 @@ func corruptionMatrix(t *testing.T, records bool) {
 						s.bgMu.Lock()
 						adopted := s.scrubbing
 						s.bgMu.Unlock()
-						s.waitCompaction()
+						s.waitScrub()
 						done, dmg := s.Verified()
 						damaged := adopted && (c.file == snapName || c.file == walName)
 						switch {

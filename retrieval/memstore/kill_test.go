@@ -113,8 +113,7 @@ func TestKill(t *testing.T) {
 	// Every Close saves the records file and every open adopts it when it
 	// holds the store's state: the child's open adopts what the parent's
 	// last Close saved, and is killed while it writes.
-	defer func(n int64) { adoptMinBytes = n }(adoptMinBytes)
-	adoptMinBytes = 0
+	lowAdopt(t)
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	next, done := 0, map[int]bool{}
@@ -222,7 +221,7 @@ func TestKill(t *testing.T) {
 		if !s.recordsOnDisk {
 			t.Fatalf("round %d: the reopen after a close did not adopt records.idx", round)
 		}
-		s.waitCompaction()
+		s.waitScrub()
 		if ok, dmg := s.Verified(); !ok || dmg != nil {
 			t.Fatalf("round %d: the check of the files: %v, %v", round, ok, dmg)
 		}

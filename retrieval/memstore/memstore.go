@@ -27,17 +27,22 @@
 // A writer's Close also saves the dense index (dense.idx) and the keyword
 // index (sparse.idx), which the next open adopts instead of adding every
 // vector and tokenising every text again when they index exactly the
-// state loaded; they are derived data, ignored when stale or damaged.
+// state loaded; they are derived data, ignored when stale or damaged. For
+// a large store it saves the chunks without their vectors too
+// (records.idx), which the next open reads instead of the snapshot and the
+// log when nothing was written since; a writer then checks those two
+// files in the background, and compacts away any damage it finds there
+// (see Verified).
 //
-// Open loads the snapshot and replays the log. The one kind of damage it
-// repairs by itself is a torn tail: a last record cut short or damaged,
-// with nothing intact after it, which is what a crash during a write
-// leaves (that write never returned). Anything else (damage followed by
-// intact records, a snapshot that fails a checksum, a missing file the
-// others say must exist, a log that lost acknowledged records) makes Open
-// fail with a *CorruptError matching retrieval.ErrCorrupt, naming the file
-// and the offset, and changing nothing. Repair then salvages every intact
-// record and keeps the damaged files aside.
+// Otherwise Open loads the snapshot and replays the log. The one kind of
+// damage it repairs by itself is a torn tail: a last record cut short or
+// damaged, with nothing intact after it, which is what a crash during a
+// write leaves (that write never returned). Anything else (damage
+// followed by intact records, a snapshot that fails a checksum, a missing
+// file the others say must exist, a log that lost acknowledged records)
+// makes Open fail with a *CorruptError matching retrieval.ErrCorrupt,
+// naming the file and the offset, and changing nothing. Repair then
+// salvages every intact record and keeps the damaged files aside.
 //
 // A MANIFEST written when the store is created tells a store whose files
 // were deleted from one never created. LOCK is held with flock by the one
@@ -230,6 +235,7 @@ type Store struct {
 	scrubbing     bool
 	scrubDone     bool
 	scrubbed      error
+	scrubEnd      chan struct{} // closed when the check's goroutine ends (tests)
 	// vecFile is the dense index file that vec reads the float32 vectors
 	// it left on disk from (vector.ReadIndexAt); nil when vec holds them.
 	vecFile *os.File

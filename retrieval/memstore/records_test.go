@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/adaptrag/adaptrag/retrieval"
 )
@@ -20,9 +21,17 @@ import (
 // file, for the test.
 func lowAdopt(t *testing.T) {
 	t.Helper()
-	old := adoptMinBytes
-	adoptMinBytes = 0
-	t.Cleanup(func() { adoptMinBytes = old })
+	old, delay := adoptMinBytes, scrubDelay
+	adoptMinBytes, scrubDelay = 0, 0
+	t.Cleanup(func() { adoptMinBytes, scrubDelay = old, delay })
+}
+
+// waitScrub waits for the end of the background check of an open that
+// adopted the records file, if there is one.
+func (s *Store) waitScrub() {
+	if s.scrubEnd != nil {
+		<-s.scrubEnd
+	}
 }
 
 // fullDump is dump with the payload index, the tenants and the number of
@@ -155,7 +164,7 @@ func TestRecordsFileSavedAndAdopted(t *testing.T) {
 		if got != want {
 			t.Fatalf("read-only %v: the store read from records.idx differs from the one read from its files", ro)
 		}
-		s.waitCompaction()
+		s.waitScrub()
 		done, dmg := s.Verified()
 		if done == ro || dmg != nil {
 			t.Fatalf("read-only %v: Verified() = %v, %v", ro, done, dmg)
@@ -370,7 +379,7 @@ func TestRecordsFileOverDamagedFiles(t *testing.T) {
 		if !adopted || got != want {
 			t.Fatalf("%s damaged: adopted %v, same %v", name, adopted, got == want)
 		}
-		s.waitCompaction()
+		s.waitScrub()
 		done, dmg := s.Verified()
 		var ce *CorruptError
 		if !done || !errors.As(dmg, &ce) || ce.File != name {
@@ -422,4 +431,43 @@ func TestRecordsFileRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after a compaction")
+}
+
+// TestRecordsFileCheckTiming: the check waits scrubDelay; a Close before
+// it leaves it not done, and a compaction before it leaves nothing to
+// check, the damage gone with the files it rewrote.
+func TestRecordsFileCheckTiming(t *testing.T) {
+	lowAdopt(t)
+	scrubDelay = 300 * time.Millisecond
+	ctx := context.Background()
+	dir, want := recordsStore(t)
+	mutate(t, dir, snapName, func(b []byte) []byte { b[len(b)/2] ^= 0x10; return b })
+	s, _, adopted := openRecords(t, dir, false)
+	if done, _ := s.Verified(); !adopted || done {
+		t.Fatalf("right after the open: adopted %v, check done %v", adopted, done)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.waitScrub()
+	if done, dmg := s.Verified(); done || dmg != nil {
+		t.Fatalf("closed before the check: Verified() = %v, %v", done, dmg)
+	}
+	s, _, adopted = openRecords(t, dir, false)
+	if !adopted {
+		t.Fatal("not adopted again")
+	}
+	if err := s.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.waitScrub()
+	if done, dmg := s.Verified(); !done || dmg != nil {
+		t.Fatalf("compacted before the check: Verified() = %v, %v", done, dmg)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := loadFull(t, dir); got != want {
+		t.Fatal("after the compaction the files hold another state")
+	}
 }
