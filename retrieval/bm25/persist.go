@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/adaptrag/adaptrag/internal/hugemem"
 	"github.com/adaptrag/adaptrag/internal/slots"
 	"hash"
 	"hash/crc32"
@@ -274,7 +275,7 @@ func (fr *fileReader) u32s(n int) []uint32 {
 	if fr.err != nil || n == 0 {
 		return nil
 	}
-	out := make([]uint32, n)
+	out := hugemem.Make[uint32](n)
 	if hostLittle {
 		fr.read(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 4*n))
 	} else {
@@ -299,7 +300,7 @@ func (fr *fileReader) bytes(n int) []byte {
 	if fr.err != nil || n == 0 {
 		return nil
 	}
-	out := make([]byte, n)
+	out := hugemem.Make[byte](n)
 	fr.read(out)
 	if fr.err != nil {
 		return nil

@@ -96,6 +96,10 @@ type loadDecoder struct {
 	// length (zeros, shared), which only checkLoaded reads, for its length.
 	skipVec bool
 	zeros   []float32
+	// keep says the payload is never reused nor changed, and outlives the
+	// chunks (the records file read whole into memory): their strings
+	// stay views of it instead of being copied out.
+	keep bool
 	// The last tenant, source and content type seen, each its own
 	// allocation: consecutive chunks nearly always repeat them, so they
 	// are shared instead of copied for every chunk.
@@ -280,7 +284,17 @@ func (d *reader) chunk() retrieval.Chunk {
 			}
 		}
 	}
-	if views && d.err == nil {
+	if views && d.err == nil && d.ld.keep {
+		if len(d.ld.kv) > 0 {
+			kv := d.ld.kv
+			c.Meta = make(map[string]string, len(kv)/2)
+			for i := 0; i < len(kv); i += 2 {
+				c.Meta[kv[i]] = kv[i+1]
+			}
+			clear(kv)
+			d.ld.kv = kv[:0]
+		}
+	} else if views && d.err == nil {
 		ld := d.ld
 		c.Tenant, c.Source, c.ContentType = intern(&ld.tenant, c.Tenant), intern(&ld.source, c.Source), intern(&ld.ctype, c.ContentType)
 		arena := string(start[:len(start)-len(d.mem.b)])

@@ -140,7 +140,20 @@ func (c damageCase) apply(t *testing.T, dir string) (int64, bool) {
 	return first, true
 }
 
-func TestCorruptionMatrix(t *testing.T) {
+func TestCorruptionMatrix(t *testing.T) { corruptionMatrix(t, false) }
+
+// TestCorruptionMatrixRecords runs the matrix on a store whose Close saved
+// the records file (records.go), which opens of the acknowledged state
+// adopt instead of reading the snapshot and the log: records.idx is
+// damaged too, and when a writer adopted it over a damaged snapshot or
+// log, its background check must report the damage (Verified) and its
+// compaction leave files that hold the committed state.
+func TestCorruptionMatrixRecords(t *testing.T) {
+	lowAdopt(t)
+	corruptionMatrix(t, true)
+}
+
+func corruptionMatrix(t *testing.T, records bool) {
 	// Nothing writes concurrently here: a read-only open need not retry.
 	defer func(n int) { readAttempts = n }(readAttempts)
 	readAttempts = 1
@@ -174,6 +187,16 @@ func TestCorruptionMatrix(t *testing.T) {
 		return dump(s)
 	}
 	full := load(pristine)
+	files := []string{manifestName, snapName, walName, lockName}
+	if records {
+		if _, err := os.Stat(filepath.Join(pristine, recordsName)); err != nil {
+			t.Fatalf("the fixture's Close saved no records file: %v", err)
+		}
+		if load(copyDir(t, pristine, recordsName)) != full {
+			t.Fatal("the store read from its records file differs from the one read from its snapshot and log")
+		}
+		files = append(files, recordsName)
+	}
 	// And a compaction that crashed after renaming its snapshot into
 	// place and before replacing the log: the snapshot (a generation
 	// newer than the log) holds the first two records of the log, and the
@@ -220,7 +243,7 @@ func TestCorruptionMatrix(t *testing.T) {
 	walSize := recs[len(recs)-1]
 
 	var cases []damageCase
-	for _, name := range []string{manifestName, snapName, walName, lockName} {
+	for _, name := range files {
 		st, err := os.Stat(filepath.Join(pristine, name))
 		if err != nil {
 			t.Fatal(err)
@@ -257,7 +280,7 @@ func TestCorruptionMatrix(t *testing.T) {
 		}
 	}
 
-	var tried, exact, lostInFlight, twoFaults, corrupt, noStore int
+	var tried, exact, lostInFlight, twoFaults, corrupt, noStore, scrubbed int
 	for _, st := range states {
 		for _, c := range cases {
 			d := copyDir(t, st.dir)
@@ -280,6 +303,27 @@ func TestCorruptionMatrix(t *testing.T) {
 				what := fmt.Sprintf("%s, %s, read-only %v", st.name, c, ro)
 				switch {
 				case err == nil:
+					if records && !ro {
+						// Read from the check's state: the compaction it
+						// starts on damage may already have dropped the
+						// file (recordsOnDisk).
+						s.bgMu.Lock()
+						adopted := s.scrubbing
+						s.bgMu.Unlock()
+						s.waitScrub()
+						done, dmg := s.Verified()
+						damaged := adopted && (c.file == snapName || c.file == walName)
+						switch {
+						case !done:
+							t.Errorf("%s: the check of the files is not done", what)
+						case damaged && !errors.Is(dmg, retrieval.ErrCorrupt):
+							t.Errorf("%s: adopted the records file over damaged files, and the check found %v", what, dmg)
+						case !damaged && dmg != nil:
+							t.Errorf("%s: the check reports damage: %v", what, dmg)
+						case damaged:
+							scrubbed++
+						}
+					}
 					got := dump(s)
 					s.Close()
 					switch {
@@ -300,6 +344,13 @@ func TestCorruptionMatrix(t *testing.T) {
 						if again := load(d); again != got {
 							t.Errorf("%s: reopening gives another state", what)
 						}
+						if records {
+							// And the files themselves hold it, without
+							// the records file.
+							if again := load(copyDir(t, d, recordsName)); again != got {
+								t.Errorf("%s: the snapshot and log left hold another state", what)
+							}
+						}
 					}
 				case errors.Is(err, retrieval.ErrCorrupt):
 					corrupt++
@@ -318,4 +369,10 @@ func TestCorruptionMatrix(t *testing.T) {
 		"%d recovered the committed state exactly, %d lost only the write in flight, %d refused with ErrCorrupt, %d with ErrNoStore; "+
 		"%d more, with the high-water mark lost too (two faults), read a log cut at a record boundary as whole or dropped a damaged last record",
 		seed, per, tried, exact, lostInFlight, corrupt, noStore, twoFaults)
+	if records {
+		t.Logf("%d writable opens adopted the records file over a damaged snapshot or log, and their check found it", scrubbed)
+		if scrubbed == 0 {
+			t.Error("no open adopted the records file over a damaged snapshot or log")
+		}
+	}
 }

@@ -350,7 +350,8 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (*loaded,
 		return loadFiles(ctx, dir, s, writable)
 	}
 	defer df.close()
-	if note, ok := readCleanNote(dir); ok && note.seq != df.tag.seq {
+	note, hasNote := readCleanNote(dir)
+	if hasNote && note.seq != df.tag.seq {
 		// Written before the last records: stale, not worth a try.
 		return loadFiles(ctx, dir, s, writable)
 	}
@@ -358,6 +359,30 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (*loaded,
 	// the vectors nor tokenises the texts while they may be adopted.
 	df.readVectors(s.opts.Vector)
 	sr := startSparse(dir, df, s.opts.BM25)
+	if hasNote {
+		// The records file, when it holds the state of the files, stands
+		// in for them (records.go).
+		l, err := adoptRecords(dir, s, writable, note, df)
+		switch {
+		case l != nil && s.adoptDense(df, df.tag) == nil:
+			s.denseOnDisk, s.recordsOnDisk = true, true
+			if sr == nil || s.adoptSparse(sr, df.iids) != nil {
+				s.rebuildSparse()
+			}
+			return l, nil
+		case l != nil:
+			// The dense index may be half renamed: the files are loaded
+			// and indexed from scratch.
+			l.log.Close()
+			if sr != nil {
+				sr.wait()
+			}
+			s.resetState()
+			return loadFiles(ctx, dir, s, writable)
+		case err != nil:
+			s.resetState()
+		}
+	}
 	s.skipDense, s.skipSparse = true, sr != nil
 	l, err := loadFiles(ctx, dir, s, writable)
 	s.skipDense, s.skipSparse = false, false
@@ -384,10 +409,14 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (*loaded,
 	return loadFiles(ctx, dir, s, writable)
 }
 
-// dropDense removes the dense index file, and the keyword one, before
+// dropDense removes the dense index file, the keyword one and the records
+// file before
 // the first write after an open that adopted them: from then on they no
 // longer index the store.
 func (s *Store) dropDense() error {
+	if err := s.dropIndexFile(recordsName, &s.recordsOnDisk); err != nil {
+		return err
+	}
 	if err := s.dropSparse(); err != nil {
 		return err
 	}

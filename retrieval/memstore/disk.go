@@ -65,7 +65,7 @@ func openWriter(ctx context.Context, dir string, s *Store, sync bool) (_ *disk, 
 			d.closeFiles()
 		}
 	}()
-	for _, name := range []string{snapName + ".tmp", walName + ".tmp", manifestName + ".tmp", denseName + ".tmp", sparseName + ".tmp"} {
+	for _, name := range []string{snapName + ".tmp", walName + ".tmp", manifestName + ".tmp", denseName + ".tmp", sparseName + ".tmp", recordsName + ".tmp"} {
 		if err := os.Remove(d.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
@@ -73,6 +73,14 @@ func openWriter(ctx context.Context, dir string, s *Store, sync bool) (_ *disk, 
 	l, err := loadDir(ctx, dir, s, true)
 	if err != nil {
 		return nil, err
+	}
+	if l.unchecked != nil {
+		s.unchecked = l.unchecked
+	} else {
+		// Not adopted, so stale or of no use: gone before anything is
+		// written (failing to remove it is harmless: its state is not
+		// the store's once anything is).
+		_ = os.Remove(d.path(recordsName))
 	}
 	if l.none {
 		if l.log != nil {

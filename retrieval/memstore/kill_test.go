@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -33,12 +34,18 @@ const (
 	killStartEnv = "MEMSTORE_KILL_START"
 	killModeEnv  = "MEMSTORE_KILL_MODE"
 	killsEnv     = "ADAPTRAG_KILLS"
+	// killAdoptEnv makes the child save and adopt the records file
+	// whatever the store's size (adoptMinBytes 0), as the parent does.
+	killAdoptEnv = "MEMSTORE_KILL_ADOPT"
 	killBatch    = 16 // chunks per batch
 )
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(killDirEnv); dir != "" {
 		start, _ := strconv.Atoi(os.Getenv(killStartEnv))
+		if os.Getenv(killAdoptEnv) != "" {
+			adoptMinBytes = 0
+		}
 		if os.Getenv(killModeEnv) == "replace" {
 			replaceChild(dir, start)
 		} else {
@@ -103,13 +110,17 @@ func TestKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kill test skipped in -short mode")
 	}
+	// Every Close saves the records file and every open adopts it when it
+	// holds the store's state: the child's open adopts what the parent's
+	// last Close saved, and is killed while it writes.
+	lowAdopt(t)
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	next, done := 0, map[int]bool{}
 	rounds := killRounds(t)
 	for round := range rounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), killDirEnv+"="+dir, killStartEnv+"="+strconv.Itoa(next))
+		cmd.Env = append(os.Environ(), killDirEnv+"="+dir, killStartEnv+"="+strconv.Itoa(next), killAdoptEnv+"=1")
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -206,6 +217,22 @@ func TestKill(t *testing.T) {
 		checkLexicon(t, s, fmt.Sprintf("round %d, reopened", round))
 		if !s.sparseOnDisk {
 			t.Fatalf("round %d: the reopen after a close did not adopt sparse.idx", round)
+		}
+		if !s.recordsOnDisk {
+			t.Fatalf("round %d: the reopen after a close did not adopt records.idx", round)
+		}
+		s.waitScrub()
+		if ok, dmg := s.Verified(); !ok || dmg != nil {
+			t.Fatalf("round %d: the check of the files: %v, %v", round, ok, dmg)
+		}
+		reopened := map[int]int{}
+		for k := range s.byKey.all(s.recs) {
+			var n, j int
+			fmt.Sscanf(k.id, "b%d-%d", &n, &j)
+			reopened[n]++
+		}
+		if !maps.Equal(reopened, counts) {
+			t.Fatalf("round %d: the reopen from records.idx holds other batches than the open after the kill", round)
 		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)

@@ -32,6 +32,10 @@ type loaded struct {
 	seq      uint64 // sequence number of the last record applied
 	size     int64  // size of the log as read
 	torn     bool   // bytes after end are a torn tail
+	// unchecked, when set, says the state was read from the records file
+	// (records.go), leaving the snapshot's and the log's checksums
+	// unchecked.
+	unchecked *scrubPlan
 }
 
 // readManifest reports whether dir holds a valid manifest; a damaged one

@@ -27,17 +27,22 @@
 // A writer's Close also saves the dense index (dense.idx) and the keyword
 // index (sparse.idx), which the next open adopts instead of adding every
 // vector and tokenising every text again when they index exactly the
-// state loaded; they are derived data, ignored when stale or damaged.
+// state loaded; they are derived data, ignored when stale or damaged. For
+// a large store it saves the chunks without their vectors too
+// (records.idx), which the next open reads instead of the snapshot and the
+// log when nothing was written since; a writer then checks those two
+// files in the background, and compacts away any damage it finds there
+// (see Verified).
 //
-// Open loads the snapshot and replays the log. The one kind of damage it
-// repairs by itself is a torn tail: a last record cut short or damaged,
-// with nothing intact after it, which is what a crash during a write
-// leaves (that write never returned). Anything else (damage followed by
-// intact records, a snapshot that fails a checksum, a missing file the
-// others say must exist, a log that lost acknowledged records) makes Open
-// fail with a *CorruptError matching retrieval.ErrCorrupt, naming the file
-// and the offset, and changing nothing. Repair then salvages every intact
-// record and keeps the damaged files aside.
+// Otherwise Open loads the snapshot and replays the log. The one kind of
+// damage it repairs by itself is a torn tail: a last record cut short or
+// damaged, with nothing intact after it, which is what a crash during a
+// write leaves (that write never returned). Anything else (damage
+// followed by intact records, a snapshot that fails a checksum, a missing
+// file the others say must exist, a log that lost acknowledged records)
+// makes Open fail with a *CorruptError matching retrieval.ErrCorrupt,
+// naming the file and the offset, and changing nothing. Repair then
+// salvages every intact record and keeps the damaged files aside.
 //
 // A MANIFEST written when the store is created tells a store whose files
 // were deleted from one never created. LOCK is held with flock by the one
@@ -221,6 +226,16 @@ type Store struct {
 	// (sparse.go).
 	skipSparse   bool
 	sparseOnDisk bool
+	// recordsOnDisk: the records file (records.go) holds the store as it
+	// is. unchecked is what an open that adopted it left unread, for the
+	// background check Open starts (scrub); scrubbing, scrubDone and
+	// scrubbed (under bgMu) are that check's state, for Verified.
+	recordsOnDisk bool
+	unchecked     *scrubPlan
+	scrubbing     bool
+	scrubDone     bool
+	scrubbed      error
+	scrubEnd      chan struct{} // closed when the check's goroutine ends (tests)
 	// vecFile is the dense index file that vec reads the float32 vectors
 	// it left on disk from (vector.ReadIndexAt); nil when vec holds them.
 	vecFile *os.File
@@ -282,6 +297,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 			return nil, fmt.Errorf("memstore: open %s: %w: the store holds %d-dimensional vectors, options say %d", o.Dir, retrieval.ErrDimension, s.dim, o.Dim)
 		}
 	}
+	if p := s.unchecked; p != nil && !o.ReadOnly {
+		s.unchecked = nil
+		s.scrub(*p)
+	}
 	return s, nil
 }
 
@@ -307,7 +326,7 @@ func (s *Store) resetState() {
 	s.dim, s.vec, s.lex, s.recs, s.tenantOf = 0, nil, fresh.lex, nil, nil
 	s.tenants, s.free, s.byKey = fresh.tenants, nil, fresh.byKey
 	s.byTenant, s.bySource, s.byDoc, s.nLive = fresh.byTenant, fresh.bySource, fresh.byDoc, 0
-	s.denseOnDisk, s.sparseOnDisk = false, false
+	s.denseOnDisk, s.sparseOnDisk, s.recordsOnDisk, s.unchecked = false, false, false, nil
 }
 
 func (s *Store) setDim(dim int) {

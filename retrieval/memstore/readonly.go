@@ -49,6 +49,9 @@ func loadReader(ctx context.Context, o Options) (*Store, error) {
 				continue
 			}
 			s.disk = &disk{dir: o.Dir, ro: true, walSize: l.end, gen: l.gen, base: l.base, seq: l.seq, version: l.hdr.version}
+			// A reader leaves the check of the files it did not read to
+			// the writer (see Verified).
+			s.scrubbing = l.unchecked != nil
 			if l.stale {
 				s.disk.walSize = -1 // the log read is not this generation's
 			} else {
@@ -214,5 +217,8 @@ func (s *Store) reload(ctx context.Context) error {
 	s.recs, s.tenantOf, s.tenants, s.free = n.recs, n.tenantOf, n.tenants, n.free
 	s.byKey, s.byDoc, s.byTenant, s.bySource, s.nLive = n.byKey, n.byDoc, n.byTenant, n.bySource, n.nLive
 	*s.disk = *n.disk
+	s.bgMu.Lock()
+	s.scrubbing, s.scrubDone, s.scrubbed = n.scrubbing, false, nil
+	s.bgMu.Unlock()
 	return nil
 }

@@ -73,16 +73,32 @@ func (s *Store) writeSparse(keySum uint32) error {
 	return nil
 }
 
-// writeIndexes saves both index files at a writer's clean Close. The
-// keyword index names the key table of the dense index file, so when it
-// must be written the dense one is written again with this process's
-// internal ids; failing to save either loses nothing (the next open
-// builds what is missing), so a failed file is removed and not reported.
+// writeIndexes saves both index files at a writer's clean Close, and the
+// records file beside them (records.go) for a store past adoptMinBytes.
+// The keyword index names the key table of the dense index file, so when
+// it must be written the dense one is written again with this process's
+// internal ids; failing to save any loses nothing (the next open builds
+// what is missing), so a failed file is removed and not reported.
 func (s *Store) writeIndexes() {
 	d := s.disk
 	if d == nil || d.ro || d.broken != nil {
 		return
 	}
+	s.writeIndexFiles()
+	switch {
+	case s.recordsOnDisk && s.denseOnDisk:
+	case s.denseOnDisk && d.gen == d.snapGen && d.snapSize+d.walSize >= adoptMinBytes:
+		if err := s.writeRecords(); err != nil {
+			_ = os.Remove(d.path(recordsName))
+		}
+	default:
+		_ = os.Remove(d.path(recordsName))
+	}
+}
+
+// writeIndexFiles saves the dense and the keyword index files.
+func (s *Store) writeIndexFiles() {
+	d := s.disk
 	if !s.sparseOnDisk {
 		// Whatever is there is stale: gone before the dense index file it
 		// would no longer match is replaced.

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/adaptrag/adaptrag/internal/hugemem"
 	"github.com/adaptrag/adaptrag/internal/slots"
 	"hash"
 	"hash/crc32"
@@ -212,7 +213,7 @@ func readArray[T int8 | uint16 | uint32 | uint64 | float32](fr *fileReader, n in
 	if fr.err != nil || n == 0 {
 		return nil
 	}
-	out := make([]T, n)
+	out := hugemem.Make[T](n)
 	size := int(unsafe.Sizeof(out[0]))
 	if hostLittle {
 		fr.read(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), n*size))

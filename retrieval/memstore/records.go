@@ -1,0 +1,477 @@
+package memstore
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/adaptrag/adaptrag/internal/hugemem"
+	"github.com/adaptrag/adaptrag/retrieval"
+)
+
+// The records file. With dense.idx and sparse.idx adopted, what is left
+// of opening a large store is reading the snapshot and the log, whose
+// float32 vectors are nine tenths of their bytes and which no adopted
+// index needs, to rebuild the record table. So a writer's Close also
+// saves that table, vectors left out, under each internal id: an open
+// that adopts it with the two index files reads neither the snapshot
+// nor the log (a million chunks: a quarter of the bytes, and no key is
+// looked up in another writer's table).
+//
+// It is derived data under the rules of dense.idx: used only when it
+// holds exactly the state the store's files hold, which the high-water
+// mark in LOCK and the headers of the snapshot and the log tell without
+// reading their records (nothing written since the Close that saved
+// it), and only together with dense.idx of that state, which holds the
+// vectors; removed by the first write or compaction after an open (a
+// writable open that does not adopt it removes it at once); ignored when
+// stale or damaged, and then the files are read as before. It never
+// makes an open fail and never changes what a store holds. It is saved
+// and used only for stores past adoptMinBytes on disk: a smaller one
+// costs little to read, and reading it checks every record.
+//
+// An open that adopts it leaves the snapshot's and the log's checksums
+// unchecked. A writer checks them in the background (scrub); damage there
+// cannot lose anything the records file holds, so the writer compacts at
+// once, which writes both files anew from memory, and Verified reports
+// the damage. A read-only open leaves that check to the writer.
+//
+// Layout: magic, snapshot generation and sequence number (u64 each),
+// dimension and number of internal ids (u32 each), then for each id a
+// live byte and, when live, its chunk as the snapshot encodes it, with
+// an empty vector; a CRC-32C of everything before it ends the file.
+const (
+	recordsName    = "records.idx"
+	recordsMagic   = "ADRGREC1"
+	recordsHeadLen = len(recordsMagic) + 8 + 8 + 4 + 4
+)
+
+// adoptMinBytes is the size of a snapshot and log from which an open
+// adopts the records file instead of reading them; tests lower it.
+var adoptMinBytes int64 = 64 << 20
+
+// errRecordsStale reports a records file that does not hold the state of
+// the store's files, or cannot be read; the caller loads the files.
+var errRecordsStale = errors.New("memstore: records file does not match the store")
+
+// writeRecords saves the record table of a writer closing cleanly, beside
+// the index files (tag: the state they index). The caller holds the write
+// lock.
+func (s *Store) writeRecords() error {
+	d := s.disk
+	err := d.writeAtomic(recordsName, 1<<20, func(w io.Writer) error {
+		c := &crcWriter{w: w}
+		b := make([]byte, 0, 1<<17)
+		b = append(b, recordsMagic...)
+		b = binary.LittleEndian.AppendUint64(b, d.snapGen)
+		b = binary.LittleEndian.AppendUint64(b, d.seq)
+		b = binary.LittleEndian.AppendUint32(b, uint32(s.dim))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(s.recs)))
+		for i := range s.recs {
+			r := &s.recs[i]
+			if !r.live {
+				b = append(b, 0)
+			} else {
+				b = appendChunk(append(b, 1), &r.Chunk)
+			}
+			if len(b) > 1<<16 {
+				c.Write(b)
+				b = b[:0]
+			}
+		}
+		c.Write(b)
+		if c.err != nil {
+			return c.err
+		}
+		_, err := w.Write(binary.LittleEndian.AppendUint32(nil, c.sum))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.recordsOnDisk = true
+	return nil
+}
+
+// scrubPlan is what an open that adopted the records file left unread
+// of the snapshot and the log, for the background check (scrub): the
+// generation of both, the snapshot's size (0: none), and the log's records
+// from hdrLen to end, which follow record base up to record seq.
+type scrubPlan struct {
+	snapSize, hdrLen, end int64
+	gen, base, seq        uint64
+}
+
+// adoptRecords loads s from dir's records file instead of its snapshot
+// and log when the store's files show exactly the state the file and the
+// index files (df) were written at: the high-water mark in LOCK (note),
+// the log's header and size and the snapshot's header. It returns nil,
+// nil when they do not, or when the store is too small to bother, and s
+// is untouched: the caller loads the files. An error means the file
+// could not be used, and s holds a partial state the caller resets. A
+// panic decoding the file is such an error.
+func adoptRecords(dir string, s *Store, writable bool, note cleanNote, df *denseFile) (_ *loaded, err error) {
+	tag := df.tag
+	if note.gen != tag.gen || note.seq != tag.seq {
+		return nil, nil
+	}
+	if ok, err := readManifest(dir); err != nil || !ok {
+		return nil, nil // the full load reports it
+	}
+	flag := os.O_RDONLY
+	if writable {
+		flag = os.O_RDWR
+	}
+	log, err := os.OpenFile(filepath.Join(dir, walName), flag, 0)
+	if err != nil {
+		return nil, nil
+	}
+	keep := false
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", errRecordsStale, r)
+		}
+		if !keep || err != nil {
+			log.Close()
+		}
+	}()
+	l := &loaded{log: log}
+	st, err := log.Stat()
+	if err != nil {
+		return nil, nil
+	}
+	l.size = st.Size()
+	if l.hdr, err = readLogHeader(log); err != nil || l.hdr.version != formatVersion ||
+		l.hdr.gen != note.gen || uint64(l.size) != note.size {
+		return nil, nil
+	}
+	sdim := 0
+	snap, err := os.Open(filepath.Join(dir, snapName))
+	switch {
+	case err == nil:
+		defer snap.Close()
+		sst, err := snap.Stat()
+		if err != nil {
+			return nil, nil
+		}
+		sh, err := readSnapHeader(snap)
+		if err != nil || sh.version != formatVersion || sh.gen != l.hdr.gen || sh.seq != l.hdr.base {
+			return nil, nil
+		}
+		l.snapSize, sdim = sst.Size(), sh.dim
+	case !errors.Is(err, fs.ErrNotExist) || l.hdr.gen != 0 || l.hdr.base != 0:
+		return nil, nil
+	}
+	if l.snapSize+l.size < adoptMinBytes {
+		return nil, nil
+	}
+	if err := s.readRecords(dir, tag, len(df.keys), sdim); err != nil {
+		return nil, err
+	}
+	l.gen, l.base = l.hdr.gen, l.hdr.base
+	l.end, l.seq = l.size, note.seq
+	l.unchecked = &scrubPlan{snapSize: l.snapSize, hdrLen: l.hdr.len, end: l.end, gen: l.gen, base: l.hdr.base, seq: l.seq}
+	keep = true
+	return l, nil
+}
+
+// readRecords reads dir's records file into s, which must be empty; tag
+// is the state it must hold, nIDs its number of internal ids (those of
+// dense.idx's key table, written by the same Close) and dim, when not 0,
+// its dimension (the snapshot's).
+func (s *Store) readRecords(dir string, tag denseTag, nIDs, dim int) error {
+	f, err := os.Open(filepath.Join(dir, recordsName))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() < int64(recordsHeadLen)+4 || st.Size() > 1<<40 {
+		return fmt.Errorf("%w: %d bytes", errRecordsStale, st.Size())
+	}
+	// The file is read whole into one allocation, and the records' strings
+	// are views of it (loadDecoder.keep): a string allocated for each
+	// chunk was half of decoding it, much of it the first growth of the
+	// heap. The price: the bytes of a chunk deleted or replaced later
+	// stay in memory until the store is closed, as much as the file at
+	// most.
+	b := hugemem.Make[byte](int(st.Size()))
+	if _, err := io.ReadFull(f, b); err != nil {
+		return err
+	}
+	n := len(b) - 4
+	if string(b[:len(recordsMagic)]) != recordsMagic {
+		return fmt.Errorf("%w: bad magic", errRecordsStale)
+	}
+	h := b[len(recordsMagic):]
+	if got := (denseTag{binary.LittleEndian.Uint64(h), binary.LittleEndian.Uint64(h[8:])}); got != tag {
+		return fmt.Errorf("%w: written at %v, the store is at %v", errRecordsStale, got, tag)
+	}
+	fdim, ids := int(binary.LittleEndian.Uint32(h[16:])), int(binary.LittleEndian.Uint32(h[20:]))
+	if fdim <= 0 || fdim > maxVector || dim != 0 && fdim != dim || ids != nIDs || ids > n-recordsHeadLen {
+		return fmt.Errorf("%w: dimension %d, %d ids", errRecordsStale, fdim, ids)
+	}
+	if crc(b[:n]) != binary.LittleEndian.Uint32(b[n:]) {
+		return fmt.Errorf("%w: checksum", errRecordsStale)
+	}
+	s.setDim(fdim)
+	src := &byteSlice{b: b[recordsHeadLen:n]}
+	rd := newReader(src)
+	rd.ld = &loadDecoder{skipVec: true, keep: true}
+	s.recs = hugemem.Make[record](ids)
+	s.tenantOf = make([]uint32, ids)
+	s.byKey.grow(ids)
+	var lc linkCache
+	lastTenant, lastTID := "", noTenant
+	for iid := range ids {
+		live, err := src.ReadByte()
+		if err != nil {
+			return fmt.Errorf("%w: ends at id %d of %d", errRecordsStale, iid, ids)
+		}
+		if live == 0 {
+			s.tenantOf[iid] = noTenant
+			s.free = append(s.free, uint32(iid))
+			continue
+		}
+		if live != 1 {
+			return fmt.Errorf("%w: id %d: live byte %d", errRecordsStale, iid, live)
+		}
+		c := rd.chunk()
+		if rd.err != nil {
+			return fmt.Errorf("%w: id %d: %w", errRecordsStale, iid, rd.err)
+		}
+		if c.ID == "" || len(c.Vector) != 0 {
+			return fmt.Errorf("%w: id %d holds no chunk", errRecordsStale, iid)
+		}
+		s.recs[iid] = record{Chunk: c, live: true}
+		if _, dup := s.byKey.claim(s.recs, c.Tenant, c.ID, uint32(iid)); dup {
+			return fmt.Errorf("%w: chunk %q twice", errRecordsStale, c.ID)
+		}
+		s.nLive++
+		if c.Tenant != lastTenant || lastTID == noTenant {
+			tid, ok := s.tenants[c.Tenant]
+			if !ok {
+				tid = uint32(len(s.tenants))
+				s.tenants[c.Tenant] = tid
+			}
+			lastTenant, lastTID = c.Tenant, tid
+		}
+		s.tenantOf[iid] = lastTID
+		s.linkWith(&lc, uint32(iid), lastTID, &s.recs[iid])
+	}
+	if src.Len() != 0 {
+		return fmt.Errorf("%w: %d bytes after the last id", errRecordsStale, src.Len())
+	}
+	// Reused ids are taken from the end of the free list: lowest first.
+	slices.Reverse(s.free)
+	return nil
+}
+
+// scrubDelay is how long after an open the background check starts: the
+// first seconds of a reopened store go to the searches it serves, not to
+// reading 1.8 GB (a million chunks: about 1.5 s of CPU, paced to half a
+// core). Tests set it to 0.
+var scrubDelay = 10 * time.Second
+
+// scrub starts the check of the snapshot's and the log's checksums that
+// an open adopting the records file left undone (p), in the background
+// of a writer, scrubDelay after the open. Damage there loses nothing the
+// store holds, so the writer compacts at once, rewriting both files from
+// memory; the damage found is kept for Verified. A compaction before the
+// check has rewritten both files from memory too, and leaves nothing to
+// check. Close stops the check; the next open that adopts the file starts
+// it again.
+func (s *Store) scrub(p scrubPlan) {
+	s.bgMu.Lock()
+	s.scrubbing = true
+	s.bgMu.Unlock()
+	end := make(chan struct{})
+	s.scrubEnd = end
+	d, ctx := s.disk, s.bgCtx
+	go func() {
+		defer close(end)
+		if scrubDelay > 0 {
+			t := time.NewTimer(scrubDelay)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return // closed first: not done
+			case <-t.C:
+			}
+		}
+		s.compMu.Lock()
+		defer s.compMu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		s.mu.RLock()
+		rewritten := d.gen != p.gen || d.snapGen != p.gen
+		s.mu.RUnlock()
+		var err error
+		if !rewritten {
+			err = checkFiles(ctx, d.dir, p)
+		}
+		if err != nil && ctx.Err() != nil && !errors.Is(err, retrieval.ErrCorrupt) {
+			return // stopped by Close: not done
+		}
+		if err != nil {
+			if cerr := s.compactLocked(ctx); cerr != nil && ctx.Err() == nil {
+				s.bgMu.Lock()
+				s.bgErr = cerr
+				s.bgMu.Unlock()
+			}
+		}
+		s.bgMu.Lock()
+		s.scrubbed, s.scrubDone = err, true
+		s.bgMu.Unlock()
+	}()
+}
+
+// scrubWork is how long the background check works before it rests as
+// long, so that it takes at most half a core from the searches that
+// follow an open (at 1M chunks it reads 1.8 GB, about 1.5 s of CPU).
+const scrubWork = 5 * time.Millisecond
+
+// idler paces the background check (scrubWork).
+type idler struct{ t time.Time }
+
+// tick rests once the check has worked scrubWork since the last rest.
+func (p *idler) tick() {
+	if w := time.Since(p.t); w >= scrubWork {
+		time.Sleep(w)
+		p.t = time.Now()
+	}
+}
+
+// checkFiles verifies what p describes of the files in dir: the
+// snapshot's checksum, and the log's records, which must be intact and
+// follow one another up to the high-water mark. Damage is a *CorruptError.
+func checkFiles(ctx context.Context, dir string, p scrubPlan) error {
+	hdrLen, end, base, seq, snapSize := p.hdrLen, p.end, p.base, p.seq, p.snapSize
+	rest := &idler{t: time.Now()}
+	if snapSize > 0 {
+		f, err := os.Open(filepath.Join(dir, snapName))
+		if err != nil {
+			return err
+		}
+		err = checkSnapshot(ctx, f, snapSize, rest)
+		f.Close()
+		if err != nil && ctx.Err() != nil {
+			return err
+		}
+		if err != nil {
+			return corruptf(dir, snapName, -1, "%v", err)
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, walName))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	got, last, dmg, err := scanLog(ctx, f, formatVersion, hdrLen, end, base, func(uint64, []byte, int64) error {
+		rest.tick()
+		return nil
+	})
+	switch {
+	case err != nil:
+		return err
+	case dmg != nil:
+		return corruptf(dir, walName, dmg.off, "%s", dmg.reason)
+	case got != end || last != seq:
+		return corruptf(dir, walName, got, "the records end at record %d, the high-water mark says %d at %d bytes", last, seq, end)
+	}
+	return nil
+}
+
+// checkSnapshot checks the structure and the checksum of the snapshot
+// f, of size bytes: a header, as many frames as it counts, and the
+// CRC-32C of everything before it ending the file.
+func checkSnapshot(ctx context.Context, f *os.File, size int64, rest *idler) error {
+	h, err := readSnapHeader(f)
+	if err != nil {
+		return err
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20)
+	var sum uint32
+	buf := make([]byte, 1<<16)
+	// through reads n bytes into the checksum, in pieces.
+	through := func(n int64) error {
+		for n > 0 {
+			b := buf[:min(n, int64(len(buf)))]
+			if _, err := io.ReadFull(r, b); err != nil {
+				return err
+			}
+			sum = crc32Update(sum, b)
+			n -= int64(len(b))
+			rest.tick()
+		}
+		return nil
+	}
+	if err := through(h.len); err != nil {
+		return err
+	}
+	off := h.len
+	for i := uint64(0); i < h.count; i++ {
+		if i&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		var fh [frameLen]byte
+		if _, err := io.ReadFull(r, fh[:]); err != nil {
+			return fmt.Errorf("chunk %d of %d cut short", i+1, h.count)
+		}
+		sum = crc32Update(sum, fh[:])
+		n := int64(binary.LittleEndian.Uint32(fh[:]))
+		if n == 0 || n > size-off-frameLen-4 {
+			return fmt.Errorf("chunk %d of %d at offset %d: a frame of %d bytes", i+1, h.count, off, n)
+		}
+		if err := through(n); err != nil {
+			return fmt.Errorf("chunk %d of %d cut short", i+1, h.count)
+		}
+		off += frameLen + n
+	}
+	if off != size-4 {
+		return fmt.Errorf("%d bytes after the last chunk, where its checksum should end the file", size-off)
+	}
+	var tail [4]byte
+	if _, err := io.ReadFull(r, tail[:]); err != nil {
+		return err
+	}
+	if want := binary.LittleEndian.Uint32(tail[:]); sum != want {
+		return fmt.Errorf("checksum of the whole file %08x, the file says %08x", sum, want)
+	}
+	return nil
+}
+
+// Verified reports the outcome of the check of the snapshot and the log
+// that a writable Store makes in the background when Open adopted the
+// records file saved by the last Close (a large store reopened with
+// nothing written since) instead of reading them: done once it has run,
+// and the damage it found (a *CorruptError matching retrieval.ErrCorrupt),
+// which the store then compacted away, losing nothing (memory held every
+// chunk). The check starts 10 s after Open and takes at most half a core;
+// a compaction before it leaves nothing to check (it wrote both files
+// anew from memory). A Store whose Open read its files reports done and
+// nil: Open checked every record. A read-only Store that adopted the file
+// leaves the check to a writer and reports not done; so does a Store
+// closed before the check ended.
+func (s *Store) Verified() (done bool, damage error) {
+	s.bgMu.Lock()
+	defer s.bgMu.Unlock()
+	if s.scrubDone {
+		return true, s.scrubbed
+	}
+	return !s.scrubbing, nil
+}
