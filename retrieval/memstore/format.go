@@ -81,12 +81,20 @@ type CorruptError struct {
 	File   string // the file at fault, relative to Dir
 	Offset int64  // where the damage starts, -1 when it concerns the whole file
 	Reason string
+	// Rewritten says the store wrote the damaged file anew from memory,
+	// which held every record, after it reported the damage: nothing was
+	// lost (the background check of Verified; otherwise always false).
+	Rewritten bool
 }
 
 func (e *CorruptError) Error() string {
 	where := e.File
 	if e.Offset >= 0 {
 		where = fmt.Sprintf("%s at offset %d", e.File, e.Offset)
+	}
+	if e.Rewritten {
+		return fmt.Sprintf("%v: %s: %s (the store rewrote it from memory; nothing was lost)",
+			retrieval.ErrCorrupt, filepath.Join(e.Dir, where), e.Reason)
 	}
 	return fmt.Sprintf("%v: %s: %s (nothing was changed; to salvage every intact record run: adaptrag repair --store embedded:%s)",
 		retrieval.ErrCorrupt, filepath.Join(e.Dir, where), e.Reason, e.Dir)

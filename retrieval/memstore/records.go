@@ -326,10 +326,15 @@ func (s *Store) scrub(p scrubPlan) {
 			return // stopped by Close: not done
 		}
 		if err != nil {
-			if cerr := s.compactLocked(ctx); cerr != nil && ctx.Err() == nil {
+			cerr := s.compactLocked(ctx)
+			if cerr != nil && ctx.Err() == nil {
 				s.bgMu.Lock()
 				s.bgErr = cerr
 				s.bgMu.Unlock()
+			}
+			var ce *CorruptError
+			if cerr == nil && errors.As(err, &ce) {
+				ce.Rewritten = true
 			}
 		}
 		s.bgMu.Lock()

@@ -385,6 +385,9 @@ func TestRecordsFileOverDamagedFiles(t *testing.T) {
 		if !done || !errors.As(dmg, &ce) || ce.File != name {
 			t.Fatalf("%s damaged: Verified() = %v, %v", name, done, dmg)
 		}
+		if !ce.Rewritten || strings.Contains(dmg.Error(), "repair") {
+			t.Fatalf("%s damaged: the report does not say the file was rewritten: %v", name, dmg)
+		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
