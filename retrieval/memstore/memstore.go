@@ -556,7 +556,7 @@ func (s *Store) apply(chunks []retrieval.Chunk, loaded bool) {
 	// Consecutive chunks nearly always share their tenant, source and
 	// document: the last ones looked up are kept for the batch.
 	var lc linkCache
-	lastTenant, lastTID := "", noTenant
+	var tc tenantCache
 	for i := range chunks {
 		c := chunks[i]
 		if !loaded {
@@ -574,16 +574,7 @@ func (s *Store) apply(chunks []retrieval.Chunk, loaded bool) {
 		}
 		iids[i] = iid
 		s.recs[iid] = record{Chunk: c, live: true}
-		if c.Tenant != lastTenant || lastTID == noTenant {
-			tid, ok := s.tenants[c.Tenant]
-			if !ok {
-				tid = uint32(len(s.tenants))
-				s.tenants[c.Tenant] = tid
-			}
-			lastTenant, lastTID = c.Tenant, tid
-		}
-		s.tenantOf[iid] = lastTID
-		s.linkWith(&lc, iid, lastTID, &s.recs[iid])
+		s.linkRecord(&tc, &lc, iid)
 	}
 	// A chunk repeated within the batch is indexed in batch order either
 	// way, since each index sees the whole batch in order.

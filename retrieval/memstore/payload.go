@@ -139,6 +139,37 @@ type linkCache struct {
 	dk     docKey
 }
 
+// tenantCache is the last tenant tenantID looked up: consecutive records
+// nearly always share it.
+type tenantCache struct {
+	name string
+	tid  uint32
+	ok   bool
+}
+
+// tenantID returns the id of tenant name, giving it one if it has none.
+func (s *Store) tenantID(tc *tenantCache, name string) uint32 {
+	if tc.ok && tc.name == name {
+		return tc.tid
+	}
+	tid, ok := s.tenants[name]
+	if !ok {
+		tid = uint32(len(s.tenants))
+		s.tenants[name] = tid
+	}
+	*tc = tenantCache{name: name, tid: tid, ok: true}
+	return tid
+}
+
+// linkRecord notes the tenant of iid, a live record, and adds it to the
+// payload index (see tenantID and linkWith).
+func (s *Store) linkRecord(tc *tenantCache, lc *linkCache, iid uint32) {
+	r := &s.recs[iid]
+	tid := s.tenantID(tc, r.Tenant)
+	s.tenantOf[iid] = tid
+	s.linkWith(lc, iid, tid, r)
+}
+
 // linkWith adds iid, a live record of tenant tid, to the payload index,
 // through lc, which must be reset when a list may have been dropped from
 // its map (unlink) since it was filled.

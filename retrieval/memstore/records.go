@@ -233,7 +233,7 @@ func (s *Store) readRecords(dir string, tag denseTag, nIDs, dim int) error {
 	s.tenantOf = make([]uint32, ids)
 	s.byKey.grow(ids)
 	var lc linkCache
-	lastTenant, lastTID := "", noTenant
+	var tc tenantCache
 	for iid := range ids {
 		live, err := src.ReadByte()
 		if err != nil {
@@ -259,16 +259,7 @@ func (s *Store) readRecords(dir string, tag denseTag, nIDs, dim int) error {
 			return fmt.Errorf("%w: chunk %q twice", errRecordsStale, c.ID)
 		}
 		s.nLive++
-		if c.Tenant != lastTenant || lastTID == noTenant {
-			tid, ok := s.tenants[c.Tenant]
-			if !ok {
-				tid = uint32(len(s.tenants))
-				s.tenants[c.Tenant] = tid
-			}
-			lastTenant, lastTID = c.Tenant, tid
-		}
-		s.tenantOf[iid] = lastTID
-		s.linkWith(&lc, uint32(iid), lastTID, &s.recs[iid])
+		s.linkRecord(&tc, &lc, uint32(iid))
 	}
 	if src.Len() != 0 {
 		return fmt.Errorf("%w: %d bytes after the last id", errRecordsStale, src.Len())
