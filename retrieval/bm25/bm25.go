@@ -154,7 +154,8 @@ type Index struct {
 	// these lists, slot by slot, in one sequential pass of each; in about
 	// 2.5 bytes a posting instead of 4 for a plain id.
 	fwdOff  []uint32
-	fwd     []byte
+	fwd     pagedBytes
+	fwdBuf  []byte // the forward list being added, or one read across pages
 	slotOf  slots.Table
 	nLive   int
 	sumLive uint64 // total length of live documents
@@ -216,6 +217,7 @@ func (ix *Index) Add(id uint32, text string) {
 	slot := uint32(len(ix.ids))
 	dl := uint32(len(toks))
 	prev := uint32(0)
+	fl := ix.fwdBuf[:0]
 	for i := 0; i < len(ids); {
 		j := i + 1
 		for j < len(ids) && ids[j] == ids[i] {
@@ -226,12 +228,13 @@ func (ix *Index) Add(id uint32, text string) {
 		p.appendTF(slot, tf)
 		p.df++
 		p.front = p.front.add(point{tf, dl})
-		ix.fwd = binary.AppendUvarint(binary.AppendUvarint(ix.fwd, uint64(ids[i]-prev)), uint64(tf))
+		fl = appendUvarints(fl, uint64(ids[i]-prev), uint64(tf))
 		prev = ids[i]
 		i = j
 	}
-	ix.scratch = ids
-	ix.fwdOff = append(ix.fwdOff, uint32(len(ix.fwd)))
+	ix.scratch, ix.fwdBuf = ids, fl
+	ix.fwd.append(fl)
+	ix.fwdOff = append(ix.fwdOff, uint32(ix.fwd.Len()))
 	ix.ids = append(ix.ids, id)
 	ix.lens = append(ix.lens, dl)
 	ix.live = append(ix.live, true)
@@ -251,7 +254,7 @@ func (ix *Index) Remove(id uint32) {
 	ix.live[slot] = false
 	ix.nLive--
 	ix.sumLive -= uint64(ix.lens[slot])
-	for t := range fwdTerms(ix.fwd[ix.fwdOff[slot]:ix.fwdOff[slot+1]]) {
+	for t := range fwdTerms(ix.fwdList(slot)) {
 		ix.terms[t].df--
 	}
 	if dead := len(ix.ids) - ix.nLive; dead > 1024 && dead > ix.nLive {
@@ -268,7 +271,7 @@ func (ix *Index) Remove(id uint32) {
 func (ix *Index) compact() {
 	remap := make([]uint32, len(ix.ids))
 	n := uint32(0)
-	fwd := make([]byte, 0, len(ix.fwd))
+	var fwd pagedBytes
 	fwdOff := make([]uint32, 1, ix.nLive+1)
 	for s, alive := range ix.live {
 		if !alive {
@@ -278,8 +281,8 @@ func (ix *Index) compact() {
 		remap[s] = n
 		ix.ids[n], ix.lens[n] = ix.ids[s], ix.lens[s]
 		ix.slotOf.Set(ix.ids[n], n, 2*int64(len(ix.ids)+denseReach))
-		fwd = append(fwd, ix.fwd[ix.fwdOff[s]:ix.fwdOff[s+1]]...)
-		fwdOff = append(fwdOff, uint32(len(fwd)))
+		fwd.append(ix.fwdList(uint32(s)))
+		fwdOff = append(fwdOff, uint32(fwd.Len()))
 		n++
 	}
 	ix.ids, ix.lens = slices.Clip(ix.ids[:n]), slices.Clip(ix.lens[:n])
@@ -351,18 +354,28 @@ func (ix *Index) dropEmptyTerms() {
 	ix.dict = dict
 	// The renumbering keeps the order, so each list stays ascending; its
 	// deltas change, hence a new encoding.
-	fwd := make([]byte, 0, len(ix.fwd))
-	start := ix.fwdOff[0]
+	var fwd pagedBytes
+	var fl []byte
 	for s := range len(ix.fwdOff) - 1 {
-		end := ix.fwdOff[s+1]
 		prev := uint32(0)
-		for t, tf := range fwdTerms(ix.fwd[start:end]) {
-			fwd = binary.AppendUvarint(binary.AppendUvarint(fwd, uint64(remap[t]-prev)), uint64(tf))
+		fl = fl[:0]
+		for t, tf := range fwdTerms(ix.fwdList(uint32(s))) {
+			fl = appendUvarints(fl, uint64(remap[t]-prev), uint64(tf))
 			prev = remap[t]
 		}
-		ix.fwdOff[s+1], start = uint32(len(fwd)), end
+		// Slot s's old bounds were read above; its start is rewritten
+		// now, that of s+1 only at the next turn, after its read.
+		ix.fwdOff[s] = uint32(fwd.Len())
+		fwd.append(fl)
 	}
+	ix.fwdOff[len(ix.fwdOff)-1] = uint32(fwd.Len())
 	ix.fwd = fwd
+}
+
+// fwdList returns the forward list of slot s (see Index.fwd), valid until
+// the next call.
+func (ix *Index) fwdList(s uint32) []byte {
+	return ix.fwd.slice(int(ix.fwdOff[s]), int(ix.fwdOff[s+1]), &ix.fwdBuf)
 }
 
 // fwdTerms yields the term ids and frequencies of one forward list.

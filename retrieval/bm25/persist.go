@@ -161,7 +161,7 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	h = binary.LittleEndian.AppendUint64(h, nPost)
 	h = binary.LittleEndian.AppendUint64(h, nFront)
 	h = binary.LittleEndian.AppendUint64(h, nBig)
-	h = binary.LittleEndian.AppendUint64(h, uint64(len(ix.fwd)))
+	h = binary.LittleEndian.AppendUint64(h, uint64(ix.fwd.Len()))
 	fw.write(h)
 	fw.sum()
 
@@ -217,7 +217,9 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	}
 	fw.u32s(pts)
 	fw.u32s(ix.fwdOff[1:])
-	fw.write(ix.fwd)
+	for _, pg := range ix.fwd.pages {
+		fw.write(pg)
+	}
 	fw.sum()
 	if fw.err == nil {
 		fw.err = fw.w.Flush()
@@ -568,7 +570,7 @@ func (ix *Index) assemble(a *fileArrays) error {
 	if nFwd != len(a.slots) || sumFwd != sumPost {
 		return fmt.Errorf("%w: the forward lists (%d entries) disagree with the postings (%d)", ErrCorrupt, nFwd, len(a.slots))
 	}
-	ix.fwd = a.fwd
+	ix.fwd = pagedOf(a.fwd)
 	ix.fwdOff = make([]uint32, nSlots+1)
 	copy(ix.fwdOff[1:], a.fwdEnd)
 	return nil

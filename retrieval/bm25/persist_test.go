@@ -106,7 +106,7 @@ func sameState(t *testing.T, a, b *Index) {
 		}
 	}
 	if !slices.Equal(a.ids, b.ids) || !slices.Equal(a.lens, b.lens) || !slices.Equal(a.live, b.live) ||
-		!slices.Equal(a.fwd, b.fwd) || !slices.Equal(a.fwdOff, b.fwdOff) || a.nLive != b.nLive || a.sumLive != b.sumLive {
+		!slices.Equal(a.fwd.bytes(), b.fwd.bytes()) || !slices.Equal(a.fwdOff, b.fwdOff) || a.nLive != b.nLive || a.sumLive != b.sumLive {
 		t.Fatal("per-document arrays or totals differ")
 	}
 }
