@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -250,4 +251,27 @@ func TestStage2(t *testing.T) {
 			}
 		}
 	}
+}
+
+// magTerm, the reference of magFrom (stage 2 before its kernel), is
+// Σ_{j in mag} q_j x_j for one slot, x_j = ±1 its signs and
+// pm the popcount of mag: 2·Σ_{mag and x set} q_j − Σ_{mag} q_j. With the
+// 1-bit term Σ q_j x_j it gives the 2-bit estimate
+// ⟨q, r⟩ = Σ q_j x_j + 2·Σ_{mag} q_j x_j for r_j = x_j·(1 + 2·mag_j).
+func (qp *queryPlanes) magTerm(code, mag []uint64, pm int) float32 {
+	w := len(code)
+	p0, p1, p2, p3 := qp.p0[:w], qp.p1[:w], qp.p2[:w], qp.p3[:w]
+	mag = mag[:w]
+	var am, ay, py int
+	for i, x := range code {
+		m := mag[i]
+		y := x & m
+		py += bits.OnesCount64(y)
+		am += bits.OnesCount64(m&p0[i]) + bits.OnesCount64(m&p1[i])<<1 +
+			bits.OnesCount64(m&p2[i])<<2 + bits.OnesCount64(m&p3[i])<<3
+		ay += bits.OnesCount64(y&p0[i]) + bits.OnesCount64(y&p1[i])<<1 +
+			bits.OnesCount64(y&p2[i])<<2 + bits.OnesCount64(y&p3[i])<<3
+	}
+	over := func(n, acc int) float32 { return qp.lo*float32(n) + qp.delta*float32(acc) }
+	return 2*over(py, ay) - over(pm, am)
 }

@@ -1875,9 +1875,13 @@ func gatherMag(dst, code, mag []uint64) uint16 {
 	return uint16(py)
 }
 
-// magFrom is magTerm from the popcounts: pm and am those of the magnitude
-// plane (plain, and weighted against the query's planes), py and ay those
-// of its intersection with the signs.
+// magFrom is the magnitude term Σ_{j in mag} q_j x_j of one slot (x_j = ±1
+// its signs): 2·Σ_{mag and x set} q_j − Σ_{mag} q_j, which with the 1-bit
+// term Σ q_j x_j gives the 2-bit estimate ⟨q, r⟩ for r_j = x_j·(1 +
+// 2·mag_j). It is computed from popcounts: pm and am those of the
+// magnitude plane (plain, and weighted against the query's planes), py and
+// ay those of its intersection with the signs. (magTerm in the tests is
+// its reference, one slot at a time.)
 func (qp *queryPlanes) magFrom(pm, am, py, ay int) float32 {
 	over := func(n, acc int) float32 { return qp.lo*float32(n) + qp.delta*float32(acc) }
 	return 2*over(py, ay) - over(pm, am)
@@ -1937,28 +1941,6 @@ func selectTop(items []Scored, c int, hist *[4096]uint32) []Scored {
 	return items[:c]
 }
 
-// magTerm is Σ_{j in mag} q_j x_j for one slot, x_j = ±1 its signs and
-// pm the popcount of mag: 2·Σ_{mag and x set} q_j − Σ_{mag} q_j. With the
-// 1-bit term Σ q_j x_j it gives the 2-bit estimate
-// ⟨q, r⟩ = Σ q_j x_j + 2·Σ_{mag} q_j x_j for r_j = x_j·(1 + 2·mag_j).
-func (qp *queryPlanes) magTerm(code, mag []uint64, pm int) float32 {
-	w := len(code)
-	p0, p1, p2, p3 := qp.p0[:w], qp.p1[:w], qp.p2[:w], qp.p3[:w]
-	mag = mag[:w]
-	var am, ay, py int
-	for i, x := range code {
-		m := mag[i]
-		y := x & m
-		py += bits.OnesCount64(y)
-		am += bits.OnesCount64(m&p0[i]) + bits.OnesCount64(m&p1[i])<<1 +
-			bits.OnesCount64(m&p2[i])<<2 + bits.OnesCount64(m&p3[i])<<3
-		ay += bits.OnesCount64(y&p0[i]) + bits.OnesCount64(y&p1[i])<<1 +
-			bits.OnesCount64(y&p2[i])<<2 + bits.OnesCount64(y&p3[i])<<3
-	}
-	over := func(n, acc int) float32 { return qp.lo*float32(n) + qp.delta*float32(acc) }
-	return 2*over(py, ay) - over(pm, am)
-}
-
 // scratch holds per-search buffers, pooled to keep Search allocation-light.
 type scratch struct {
 	query, rot []float32
@@ -1973,7 +1955,7 @@ type scratch struct {
 	order      []listKey
 	cand       []uint32 // entry numbers, and slots for SearchAmong
 	slots      []uint32
-	fine       []Scored // stage-2 heap; ID holds a slot
+	fine       []Scored // stage-2 estimates; ID holds a slot
 	top        []Scored
 	gtop       []Scored // nearest's best groups
 	locs       []loc    // stage 2: each candidate's list and position
