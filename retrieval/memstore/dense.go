@@ -48,37 +48,22 @@ func (s *Store) writeDense() (keySum uint32, wrote bool, err error) {
 		return 0, false, nil
 	}
 	err = d.writeAtomic(denseName, 1<<20, func(w io.Writer) error {
-		c := &crcWriter{w: w}
 		var b []byte
 		b = append(b, denseMagic...)
 		b = binary.LittleEndian.AppendUint64(b, d.snapGen)
 		b = binary.LittleEndian.AppendUint64(b, d.seq)
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(s.recs)))
-		for i := range s.recs {
-			r := &s.recs[i]
-			if !r.live {
-				b = append(b, 0)
-			} else {
-				b = append(b, 1)
-				b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Tenant)))
-				b = append(b, r.Tenant...)
-				b = binary.LittleEndian.AppendUint32(b, uint32(len(r.ID)))
-				b = append(b, r.ID...)
-			}
-			if len(b) > 1<<16 {
-				c.Write(b)
-				b = b[:0]
-			}
-		}
-		c.Write(b)
-		keySum = c.sum
-		if _, err := w.Write(binary.LittleEndian.AppendUint32(nil, c.sum)); err != nil {
+		sum, err := s.writeTable(w, b, func(b []byte, r *record) []byte {
+			b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Tenant)))
+			b = append(b, r.Tenant...)
+			b = binary.LittleEndian.AppendUint32(b, uint32(len(r.ID)))
+			return append(b, r.ID...)
+		})
+		if err != nil {
 			return err
 		}
-		if c.err != nil {
-			return c.err
-		}
-		_, err := s.vec.WriteTo(w)
+		keySum = sum
+		_, err = s.vec.WriteTo(w)
 		return err
 	})
 	if err != nil {
@@ -86,6 +71,32 @@ func (s *Store) writeDense() (keySum uint32, wrote bool, err error) {
 	}
 	s.denseOnDisk = true
 	return keySum, true, nil
+}
+
+// writeTable writes head, then for each internal id a live byte and, for
+// a live record, what entry appends for it, then the CRC-32C of all of
+// that; it returns the checksum. The table of dense.idx and records.idx.
+func (s *Store) writeTable(w io.Writer, head []byte, entry func(b []byte, r *record) []byte) (uint32, error) {
+	c := &crcWriter{w: w}
+	b := head
+	for i := range s.recs {
+		r := &s.recs[i]
+		if !r.live {
+			b = append(b, 0)
+		} else {
+			b = entry(append(b, 1), r)
+		}
+		if len(b) > 1<<16 {
+			c.Write(b)
+			b = b[:0]
+		}
+	}
+	c.Write(b)
+	if c.err != nil {
+		return 0, c.err
+	}
+	_, err := w.Write(binary.LittleEndian.AppendUint32(nil, c.sum))
+	return c.sum, err
 }
 
 // crcWriter writes through to w, keeping a CRC-32C of what it wrote and

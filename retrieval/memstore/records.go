@@ -68,30 +68,13 @@ var errRecordsStale = errors.New("memstore: records file does not match the stor
 func (s *Store) writeRecords() error {
 	d := s.disk
 	err := d.writeAtomic(recordsName, 1<<20, func(w io.Writer) error {
-		c := &crcWriter{w: w}
 		b := make([]byte, 0, 1<<17)
 		b = append(b, recordsMagic...)
 		b = binary.LittleEndian.AppendUint64(b, d.snapGen)
 		b = binary.LittleEndian.AppendUint64(b, d.seq)
 		b = binary.LittleEndian.AppendUint32(b, uint32(s.dim))
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(s.recs)))
-		for i := range s.recs {
-			r := &s.recs[i]
-			if !r.live {
-				b = append(b, 0)
-			} else {
-				b = appendChunk(append(b, 1), &r.Chunk)
-			}
-			if len(b) > 1<<16 {
-				c.Write(b)
-				b = b[:0]
-			}
-		}
-		c.Write(b)
-		if c.err != nil {
-			return c.err
-		}
-		_, err := w.Write(binary.LittleEndian.AppendUint32(nil, c.sum))
+		_, err := s.writeTable(w, b, func(b []byte, r *record) []byte { return appendChunk(b, &r.Chunk) })
 		return err
 	})
 	if err != nil {
