@@ -19,6 +19,12 @@ import (
 func dump(s *Store) string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	return strings.Join(recordLines(s, "%.5g"), "\n")
+}
+
+// recordLines renders every chunk of s, one line each, sorted, with its
+// vector in the format vec; the caller holds s.mu.
+func recordLines(s *Store, vec string) []string {
 	var lines []string
 	for k, iid := range s.byKey.all(s.recs) {
 		c := s.recs[iid].Chunk
@@ -28,11 +34,11 @@ func dump(s *Store) string {
 		for _, key := range meta {
 			m = append(m, key+"="+c.Meta[key])
 		}
-		lines = append(lines, fmt.Sprintf("%q/%q doc=%q src=%q title=%q type=%q pos=%d text=%q meta=%v vec=%.5g",
+		lines = append(lines, fmt.Sprintf("%q/%q doc=%q src=%q title=%q type=%q pos=%d text=%q meta=%v vec="+vec,
 			k.tenant, k.id, c.DocID, c.Source, c.Title, c.ContentType, c.Position, c.Text, m, v))
 	}
 	slices.Sort(lines)
-	return strings.Join(lines, "\n")
+	return lines
 }
 
 // fileState fingerprints every file of dir: name, size, mode and content.

@@ -39,17 +39,9 @@ func (s *Store) waitScrub() {
 func fullDump(s *Store) string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var recs []string
-	for k, iid := range s.byKey.all(s.recs) {
-		c := s.recs[iid].Chunk
-		v, _ := s.vec.Vector(iid)
-		// Three digits: a vector read back from an index is rounded
-		// otherwise than the one written.
-		recs = append(recs, fmt.Sprintf("%q/%q doc=%q src=%q title=%q type=%q pos=%d text=%q meta=%v vec=%.3f",
-			k.tenant, k.id, c.DocID, c.Source, c.Title, c.ContentType, c.Position, c.Text, c.Meta, v))
-	}
-	slices.Sort(recs)
-	out := strings.Join(recs, "\n")
+	// Three digits: a vector read back from an index is rounded
+	// otherwise than the one written.
+	out := strings.Join(recordLines(s, "%.3f"), "\n")
 	ids := func(set *idSet) string {
 		var keys []string
 		set.each(func(iid uint32) {
