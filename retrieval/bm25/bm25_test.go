@@ -391,3 +391,72 @@ func TestSearchAllocations(t *testing.T) {
 		t.Fatalf("%v allocs per query, want <= 8", allocs)
 	}
 }
+
+// TestForwardListsAcrossPages: with forward lists over several pages,
+// removals (which read a list to update the frequencies, those whose list
+// crosses a page boundary first), a compaction that copies the lists and
+// renumbers the terms keep the index equal to the oracle.
+func TestForwardListsAcrossPages(t *testing.T) {
+	an := analysis.Whitespace()
+	r := rand.New(rand.NewPCG(5, 6))
+	z := rand.NewZipf(r, 1.05, 1, 5000)
+	ix, o := New(Params{Analyzer: an}), newOracle(an)
+	const n = 60000
+	for id := range uint32(n) {
+		text := randomText(r, z, 40)
+		ix.Add(id, text)
+		o.docs[id] = an.Tokens(text)
+	}
+	if pages := len(ix.fwd.pages); pages < 3 {
+		t.Fatalf("forward lists in %d pages; the test needs several", pages)
+	}
+	var crossing []uint32
+	for s := range len(ix.ids) {
+		if lo, hi := int(ix.fwdOff[s]), int(ix.fwdOff[s+1]); hi > lo && lo/pageSize != (hi-1)/pageSize {
+			crossing = append(crossing, ix.ids[s])
+		}
+	}
+	if len(crossing) == 0 {
+		t.Fatal("no forward list crosses a page boundary")
+	}
+	remove := func(id uint32) {
+		ix.Remove(id)
+		delete(o.docs, id)
+	}
+	for _, id := range crossing {
+		remove(id)
+	}
+	// Removal lowered the frequency of every term of those lists.
+	df := map[string]int{}
+	for _, toks := range o.docs {
+		seen := map[string]bool{}
+		for _, tok := range toks {
+			if !seen[tok] {
+				seen[tok] = true
+				df[tok]++
+			}
+		}
+	}
+	for tok, tid := range ix.dict {
+		if got := ix.terms[tid].df; got != df[tok] {
+			t.Fatalf("term %q: document frequency %d, want %d", tok, got, df[tok])
+		}
+	}
+	for id := uint32(0); id < n; id += 3 {
+		remove(id)
+	}
+	for range 5 {
+		check(t, ix, o, an.Tokens(randomText(r, z, 5)), 20, nil)
+	}
+	for id := range uint32(n) { // past half dead: compaction
+		if id%3 != 0 && id%5 != 0 {
+			remove(id)
+		}
+	}
+	if len(ix.ids) >= n {
+		t.Fatalf("no compaction: %d slots for %d documents", len(ix.ids), ix.Len())
+	}
+	for range 5 {
+		check(t, ix, o, an.Tokens(randomText(r, z, 5)), 20, nil)
+	}
+}
