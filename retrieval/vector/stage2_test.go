@@ -232,7 +232,8 @@ func TestStage2(t *testing.T) {
 		locs []loc
 	}{{cand, locs}, {c2, l2}} {
 		sc.est = est
-		got := slices.Clone(ix.stage2(sc, &qp, qc, tc.cand, tc.locs))
+		s2, _ := ix.stage2(sc, &qp, qc, tc.cand, tc.locs)
+		got := slices.Clone(s2)
 		if len(got) != len(tc.cand) {
 			t.Fatalf("%d scores for %d candidates", len(got), len(tc.cand))
 		}

@@ -1421,6 +1421,7 @@ func (ix *Index) amongCoded(sc *scratch, q []float32, k int, slots []uint32) []S
 	}
 	sc.count = count
 	est := slices.Grow(sc.est[:0], len(ent))[:len(ent)]
+	fac := slices.Grow(sc.fac[:0], len(ent))[:len(ent)]
 	emin, emax := float32(math.Inf(1)), float32(math.Inf(-1))
 	for i, a := range ent {
 		L, p := ix.lists[a.list], int(a.pos)
@@ -1429,8 +1430,9 @@ func (ix *Index) amongCoded(sc *scratch, q []float32, k int, slots []uint32) []S
 		}
 		lo, hi := qp.scan(L.codes[p*w:(p+1)*w], L.factor[p:p+1], L.pop[p:p+1], qc[a.list], est[i:i+1])
 		emin, emax = min(emin, lo), max(emax, hi)
+		fac[i] = L.factor[p]
 	}
-	sc.est, sc.ent = est, ent
+	sc.est, sc.ent, sc.fac = est, ent, fac
 	return ix.refine(sc, q, &qp, qc, k, len(ent), emin, emax, func(e uint32) loc { return ent[e] })
 }
 
@@ -1491,7 +1493,7 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 	if ix.unexplained() > maxUnexplained {
 		budget = n
 	}
-	est, ent, segs := sc.est[:0], sc.ent[:0], sc.segs[:0]
+	est, ent, segs, fac := sc.est[:0], sc.ent[:0], sc.segs[:0], sc.fac[:0]
 	scanned := 0
 	emin, emax := float32(math.Inf(1)), float32(math.Inf(-1))
 	near := nearRatio * sqDist(order[0].key)
@@ -1518,6 +1520,7 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 			// locates them, with no per-entry bookkeeping.
 			segs = append(segs, segment{start: uint32(start), list: o.l})
 			emin, emax = min(emin, lo), max(emax, hi)
+			fac = append(fac, L.factor[:m]...)
 		} else {
 			kept := 0
 			for i, e := range part {
@@ -1526,6 +1529,7 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 				}
 				part[kept] = e
 				kept++
+				fac = append(fac, L.factor[:m]...)
 				ent = append(ent, loc{list: o.l, pos: uint32(i)})
 				if e < emin {
 					emin = e
@@ -1547,7 +1551,7 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 			break
 		}
 	}
-	sc.est, sc.ent, sc.segs = est, ent, segs
+	sc.est, sc.ent, sc.segs, sc.fac = est, ent, segs, fac
 	// at locates estimate e, for ascending e: by ent when filtered, else
 	// by walking the segments.
 	seg := 0
@@ -1585,7 +1589,7 @@ func (ix *Index) refine(sc *scratch, q []float32, qp *queryPlanes, qc []float32,
 		for i := range m {
 			cand = append(cand, uint32(i))
 		}
-	} else {
+	} else if cand = boundCut(cand, est, sc.fac, k, c, emin, emax, &sc.hist); len(cand) == 0 {
 		hist := sc.hist[:]
 		clear(hist)
 		scale := float32(0)
@@ -1627,11 +1631,16 @@ func (ix *Index) refine(sc *scratch, q []float32, qp *queryPlanes, qc []float32,
 			sink += L.fine[p*fs] + L.fine[p*fs+w] + L.codes[p*w] + L.codes[p*w+w-1]
 		}
 		sc.locs, sc.sink = locs, sink
-		scored := ix.stage2(sc, qp, qc, cand, locs)
+		scored, f2 := ix.stage2(sc, qp, qc, cand, locs)
 		sc.fine = scored
-		for _, it := range selectTop(scored, c2, &sc.hist) {
-			slots = append(slots, it.ID)
+		sc.s2 = slices.Grow(sc.s2[:0], len(scored))[:len(scored)]
+		kept := boundCut2(slots, scored, f2, k, c2, sc.s2, &sc.hist)
+		if len(kept) == 0 {
+			for _, it := range selectTop(scored, c2, &sc.hist) {
+				kept = append(kept, it.ID)
+			}
 		}
+		slots = kept
 	} else {
 		for _, e := range cand {
 			a := at(e)
@@ -1687,14 +1696,16 @@ func (ix *Index) touch(slots []uint32) uint64 {
 
 // stage2 returns the 2-bit estimates of the candidates (entry numbers
 // into sc.est, located by locs), with their slots as IDs, in the order of
-// cand.
-func (ix *Index) stage2(sc *scratch, qp *queryPlanes, qc []float32, cand []uint32, locs []loc) []Scored {
+// cand, and the 2-bit correction factor of each, the scale of its error.
+func (ix *Index) stage2(sc *scratch, qp *queryPlanes, qc []float32, cand []uint32, locs []loc) ([]Scored, []float32) {
 	est, w, fs := sc.est, ix.words, ix.fineStride()
 	// The magnitude terms, magChunk candidates at a time: their
 	// magnitude planes and the planes' intersections with their signs
 	// are gathered as codes, two per candidate, and weighed against
 	// the query's planes by the 1-bit scan's kernel.
 	scored := slices.Grow(sc.fine[:0], len(cand))[:len(cand)]
+	f2s := slices.Grow(sc.fac2[:0], len(cand))[:len(cand)]
+	sc.fac2 = f2s
 	two := slices.Grow(sc.two[:0], 2*w*magChunk)[:2*w*magChunk]
 	pys := slices.Grow(sc.pys[:0], magChunk)[:magChunk]
 	counts := slices.Grow(sc.counts[:0], 2*magChunk)[:2*magChunk]
@@ -1719,9 +1730,10 @@ func (ix *Index) stage2(sc *scratch, qp *queryPlanes, qc []float32, cand []uint3
 			f2 := math.Float32frombits(uint32(tail))
 			mt := qp.magFrom(int(tail>>32), int(counts[2*j]), int(pys[j]), int(counts[2*j+1]))
 			scored[i] = Scored{ID: L.slots[p], Score: qc[a.list] + f2*(ipx+2*mt)}
+			f2s[i] = f2
 		}
 	}
-	return scored
+	return scored, f2s
 }
 
 // quantize quantizes a rotated query to 4 bits as bit planes (planes has
@@ -1946,6 +1958,7 @@ type scratch struct {
 	query, rot []float32
 	planes     []uint64
 	est        []float32
+	fac        []float32 // per estimate: its entry's RaBitQ factor, the scale of its error
 	hist       [4096]uint32
 	ent        []loc // list and position of each estimate, when filtered
 	segs       []segment
@@ -1955,7 +1968,9 @@ type scratch struct {
 	order      []listKey
 	cand       []uint32 // entry numbers, and slots for SearchAmong
 	slots      []uint32
-	fine       []Scored // stage-2 estimates; ID holds a slot
+	fine       []Scored  // stage-2 estimates; ID holds a slot
+	fac2       []float32 // stage 2: each candidate's 2-bit correction factor
+	s2         []float32 // stage 2: the estimates alone, for their cut
 	top        []Scored
 	gtop       []Scored // nearest's best groups
 	locs       []loc    // stage 2: each candidate's list and position
