@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -11,10 +12,13 @@ import (
 	"time"
 
 	"github.com/adaptrag/adaptrag/internal/workload"
+	"github.com/adaptrag/adaptrag/retrieval/embed"
 )
 
 // TestScale measures the index at the size ADAPTRAG_VECTOR_N gives (384
-// dimensions, clustered and isotropic): build CPU per vector, query p50
+// dimensions, clustered and isotropic, or ADAPTRAG_VECTOR_KIND: one of
+// those, clustered-fine or corpus:DIR, a public retrieval set's chunks
+// embedded offline): build CPU per vector, query p50
 // (wall) and mean CPU, recall@50 against exact search, live heap per
 // vector, and the same with a 1% and a 10% filter. It is opt-in: minutes
 // at 1M.
@@ -27,17 +31,19 @@ func TestScale(t *testing.T) {
 	if k := os.Getenv("ADAPTRAG_VECTOR_KIND"); k != "" {
 		kinds = []string{k}
 	}
-	const dim, nq = 384, 200
+	const dim, nq0 = 384, 200
 	for _, kind := range kinds {
 		var vecs, qs [][]float32
 		if kind == "clustered" {
 			w := workload.NewClustered(n, workload.ClusterOptions{})
 			vecs, qs = w.Docs, w.Queries
+		} else if dir, ok := strings.CutPrefix(kind, "corpus:"); ok {
+			vecs, qs = corpusVectors(t, dir, n)
 		} else if kind == "clustered-fine" {
-			all := clustered(1, n+nq, dim, max(n/100, 10))
+			all := clustered(1, n+nq0, dim, max(n/100, 10))
 			vecs, qs = all[:n], all[n:]
 		} else {
-			all := isotropic(1, n+nq, dim)
+			all := isotropic(1, n+nq0, dim)
 			vecs, qs = all[:n], all[n:]
 		}
 		var ix *Index
@@ -49,7 +55,17 @@ func TestScale(t *testing.T) {
 		})
 		t.Logf("%s n=%d: build %.1f µs CPU/vector, %d lists, heap %.0f MiB (%.0f B/vector), process RSS %s (workload included)",
 			kind, n, float64(cpu.Microseconds())/float64(n), len(ix.lists), mb, mb*(1<<20)/float64(n), fmt.Sprintf("%.0f MiB", workload.RSSMiB()))
-		reopen(t, ix, kind, n)
+		back := reopen(t, ix, kind, n)
+		nq := len(qs)
+		// floatWant is the float32 truth, unfiltered: what an on-disk index,
+		// which scores by int8 copies, is also measured against.
+		var floatWant [][]Scored
+		if os.Getenv("ADAPTRAG_VECTOR_ONDISK") != "" {
+			for _, q := range qs {
+				floatWant = append(floatWant, ix.SearchExact(q, workload.TopK, nil))
+			}
+			ix = back // as a store opens it: past the resident limit, int8 in memory
+		}
 		for _, sel := range filters() {
 			var accept func(uint32) bool
 			if sel > 0 {
@@ -69,16 +85,37 @@ func TestScale(t *testing.T) {
 					got[i] = ix.Search(q, workload.TopK, accept)
 					lat[i] = time.Since(t0)
 				}
-				c := (workload.CPUTime() - c0) / nq
+				c := (workload.CPUTime() - c0) / time.Duration(nq)
 				slices.Sort(lat)
 				t.Logf("%s n=%d filter=%s probe=%v over=%v rerank=%v: p50 %v p99 %v cpu/q %v recall@50 %.3f",
 					kind, n, filterName(sel), ix.probe, ix.oversamp, ix.rerankF, lat[nq/2], lat[nq*99/100], c, recallAt(got, want))
+				if floatWant != nil && sel == 0 {
+					t.Logf("  against float32: search %.3f, exact scan by int8 %.3f", recallAt(got, floatWant), recallAt(want, floatWant))
+				}
 			}
 			ix.setSearch(Options{})
 		}
 		runtime.KeepAlive(ix)
 		runtime.KeepAlive(vecs) // or the heap figure nets out the workload freed during the build
 	}
+}
+
+// corpusVectors returns n chunks of the retrieval set in dir and its
+// queries, embedded by the offline hashing embedder.
+func corpusVectors(t *testing.T, dir string, n int) (docs, queries [][]float32) {
+	c, err := workload.LoadCorpus(dir, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	h := embed.NewHashing(embed.HashingConfig{})
+	if docs, err = embed.EmbedAll(ctx, h, c.Docs, 1024, nil); err == nil {
+		queries, err = h.Embed(ctx, c.Queries)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs, queries
 }
 
 func filterName(sel int) string {
@@ -129,7 +166,8 @@ func listSize() int {
 
 // reopen writes ix to a temporary file, reads it back and logs the file
 // size and both times.
-func reopen(t *testing.T, ix *Index, kind string, n int) {
+// It returns the index ReadIndexAt makes of the file.
+func reopen(t *testing.T, ix *Index, kind string, n int) *Index {
 	path := t.TempDir() + "/index"
 	f, err := os.Create(path)
 	if err != nil {
@@ -162,4 +200,9 @@ func reopen(t *testing.T, ix *Index, kind string, n int) {
 	if back.Len() != ix.Len() {
 		t.Fatalf("reopened %d vectors, want %d", back.Len(), ix.Len())
 	}
+	at, err := ReadIndexAt(f, 0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at
 }
