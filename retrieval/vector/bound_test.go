@@ -88,3 +88,48 @@ func TestBoundCutDegenerate(t *testing.T) {
 		t.Errorf("fewer than k: %v", got)
 	}
 }
+
+// TestBoundFactorsAligned: the factors a search gathers for its cut are
+// those of the entries its estimates belong to, unfiltered (located by
+// segments), filtered (by entries) and among listed ids, so the cut
+// weighs each estimate by its own error.
+func TestBoundFactorsAligned(t *testing.T) {
+	vecs := clustered(5, 6000, 64, 40)
+	ix := buildIndex(t, vecs, Options{ListSize: 256})
+	q := vecs[17]
+	var listed []uint32 // the slots of the even ids
+	for id := range uint32(6000) {
+		if s, ok := ix.slot.Get(id); ok && id%2 == 0 {
+			listed = append(listed, s)
+		}
+	}
+	slices.Sort(listed)
+	for name, search := range map[string]func(sc *scratch){
+		"unfiltered": func(sc *scratch) { ix.approx(sc, unit(q), 20, nil) },
+		"filtered":   func(sc *scratch) { ix.approx(sc, unit(q), 20, func(id uint32) bool { return id%3 != 0 }) },
+		"listed":     func(sc *scratch) { ix.amongCoded(sc, unit(q), 20, listed) },
+	} {
+		sc := ix.getScratch()
+		search(sc)
+		if len(sc.fac) != len(sc.est) || len(sc.est) == 0 {
+			t.Fatalf("%s: %d factors for %d estimates", name, len(sc.fac), len(sc.est))
+		}
+		for i := range sc.est {
+			var a loc
+			if name == "unfiltered" {
+				seg := sc.segs[0]
+				for _, s := range sc.segs {
+					if s.start <= uint32(i) {
+						seg = s
+					}
+				}
+				a = loc{list: seg.list, pos: uint32(i) - seg.start}
+			} else {
+				a = sc.ent[i]
+			}
+			if got, want := sc.fac[i], ix.lists[a.list].factor[a.pos]; got != want {
+				t.Fatalf("%s: estimate %d has factor %v, its entry %v", name, i, got, want)
+			}
+		}
+	}
+}

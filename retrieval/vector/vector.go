@@ -22,18 +22,20 @@
 // bit planes, so that its inner product with a bit plane is a few
 // AND+popcount operations per 64 dimensions. Search then runs:
 //
-//  1. the lists are ordered by the distance of their centroid to the query
-//     and probed nearest first until Probe·sqrt(max(k, 50)·N) vectors have
-//     been scanned, and then on while the next list is at most 1.3 times
-//     as far (in squared distance) as the nearest one; each gets ⟨q, c⟩
-//     plus the 1-bit estimate of ⟨q, u⟩ (scaled by the unbiased correction
-//     of RaBitQ, Gao & Long, SIGMOD 2024), so estimates compare across
-//     lists;
-//  2. a histogram of the estimates selects the best Oversample·sqrt(k·M) of
-//     the M scanned without a heap; those get the 2-bit estimate (their
-//     magnitude planes gathered in list order and weighed by the scan's
-//     popcount kernel), and a histogram of those keeps the best
-//     Rerank·sqrt(k·M);
+//  1. the lists are ordered by their reach, ⟨q, c⟩ plus 2.5 times the
+//     typical maximum of their residuals' projections on q, and probed in
+//     that order until Probe·sqrt(max(k, 50)·N) vectors have been
+//     scanned, and then on while a list's reach is above the k-th best
+//     estimate so far; each vector gets ⟨q, c⟩ plus the 1-bit estimate of
+//     ⟨q, u⟩ (scaled by the unbiased correction of RaBitQ, Gao & Long,
+//     SIGMOD 2024), so estimates compare across lists;
+//  2. the candidates are the vectors whose estimate plus 1.5 times its
+//     correction factor (the scale of its error) reaches the k-th largest
+//     estimate less that margin (bound.go), at most
+//     Oversample·sqrt(k·M) of the M scanned (a histogram cuts to that
+//     many when more pass); those get the 2-bit estimate (their magnitude
+//     planes gathered in list order and weighed by the scan's popcount
+//     kernel), and the same cut on those keeps at most Rerank·sqrt(k·M);
 //  3. those are scored exactly with the stored vectors (or their int8
 //     copies, for an index left on disk: see Memory), read in memory
 //     order, and the best k are returned.
@@ -57,8 +59,10 @@
 // -bench Kernels/scan1024/kernel ./retrieval/vector`, the two builds
 // alternating, load average 3.5).
 //
-// The second rule is for a query almost equally far from many centroids,
-// whose neighbours the budget's cut among those lists misses. On the
+// The rule past the budget is for a query almost equally far from many
+// centroids, whose neighbours the budget's cut among those lists misses.
+// Its first form probed the lists at most 1.3 times as far (in squared
+// distance) as the nearest one. On the
 // xquad_en corpus embedded offline (100k chunks made of a few hundred
 // documents, their sentence windows and pairs of windows: a sentence
 // recurs in many chunks, which fall in many lists), the list at the cut
@@ -1223,19 +1227,30 @@ func (ix *Index) rerank(k, n int) int {
 // quarter of the true neighbours), so only a full scan keeps recall.
 const maxUnexplained = 0.9
 
-// nearRatio is how much farther than the nearest centroid, in squared
-// distance, a list past the probe's budget may be and still be probed.
-// Measured over the queries of two workloads (clustered 100k, and the
-// xquad_en corpus embedded offline): the list at the budget's cut is a
-// median 1.65 times as far as the nearest on clustered data, where the
-// lists within 1.3 hold under half a budget, and 1.11 times on the
-// corpus, whose neighbours lie past the cut (recall@50 0.68 at the budget
-// alone).
-const nearRatio = 1.3
+// reachZ is how many times its typical reach (reach) past ⟨q, c⟩ a list
+// is probed to once the budget is scanned: the lists a query needs past
+// the budget are those whose vectors may still beat the k-th best
+// estimate. Residuals are not isotropic, so the formula's dimension
+// overstates how thin their projections are, and the factor is measured:
+// at 100k (TestScale, the index as a store opens it, recall@50 against
+// float32), at 1.5 the two corpora embedded offline fall to 0.90, at 2
+// they reach 0.959 and 0.960, at 2.5 0.979 and 0.983 (their int8 copies
+// allow 0.985 and 0.991), the clustered set 0.993 to 0.995 throughout.
+// In `adaptrag bench retrieval --n 100000`, 2.5 took the corpora's
+// dense p50 to 0.86 and 1.09 ms, 2 to 0.66 and 0.73 ms (recall 0.962,
+// 0.959): 2 keeps them within a millisecond.
+const reachZ = 2
 
-// sqDist is the squared distance between the unit query and a centroid,
-// from the key the lists are ordered by, ⟨q, c⟩ − |c|²/2.
-func sqDist(key float32) float32 { return 1 - 2*key }
+// reach is how far above ⟨q, c⟩ the best of L's vectors typically lies
+// for a query q: the expected maximum of its entries' residuals projected
+// on q, |u|/sqrt(dim)·sqrt(2·ln m) for m of them of mean square |u|².
+func (ix *Index) reach(L *list) float32 {
+	m := len(L.slots)
+	if m < 2 {
+		return 0
+	}
+	return float32(math.Sqrt(L.resid / float64(m) * 2 * math.Log(float64(m)) / float64(ix.dim)))
+}
 
 // budget returns how many vectors a search for k among n scans. Below
 // k = 50 it does not shrink: the lists a query needs are those its nearest
@@ -1470,7 +1485,11 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 	order := slices.Grow(sc.order[:0], nl)[:nl]
 	for l, L := range ix.lists {
 		qc[l] = dot(q, L.centroid)
-		order[l] = listKey{key: qc[l] - L.half, l: uint32(l)}
+		key := qc[l] - L.half
+		if accept == nil {
+			key = qc[l] + reachZ*ix.reach(L)
+		}
+		order[l] = listKey{key: key, l: uint32(l)}
 	}
 	slices.SortFunc(order, func(a, b listKey) int {
 		if c := cmp.Compare(b.key, a.key); c != 0 {
@@ -1496,20 +1515,30 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 	est, ent, segs, fac := sc.est[:0], sc.ent[:0], sc.segs[:0], sc.fac[:0]
 	scanned := 0
 	emin, emax := float32(math.Inf(1)), float32(math.Inf(-1))
-	near := nearRatio * sqDist(order[0].key)
+	tau, haveTau := float32(0), false
 	for _, o := range order {
 		L := ix.lists[o.l]
 		m := len(L.slots)
 		if m == 0 {
 			continue
 		}
-		// Unfiltered, past the budget, a list about as near the query as
-		// the nearest one is probed too: when the query is almost equally
-		// far from many centroids (a corpus whose sentences recur in many
-		// chunks), where the budget cuts them is arbitrary and its
-		// neighbours lie beyond the cut.
-		if accept == nil && scanned >= budget && sqDist(o.key) > near {
-			break
+		// Unfiltered, past the budget, lists are probed in the order of
+		// their reach for as long as it reaches the k-th best estimate of
+		// the budget's scan. When the query is almost equally far from
+		// many centroids (a corpus whose sentences recur in many chunks),
+		// where the budget cuts them is arbitrary and its neighbours lie
+		// beyond the cut; on clustered data few lists reach that far.
+		if accept == nil && scanned >= budget {
+			if !haveTau {
+				var ok bool
+				if tau, ok = kthLower(est, fac, 0, k, emin, emax, &sc.hist); !ok {
+					break
+				}
+				haveTau = true
+			}
+			if o.key < tau {
+				break
+			}
 		}
 		start := len(est)
 		est = slices.Grow(est, m)[:start+m]
@@ -1529,7 +1558,7 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 				}
 				part[kept] = e
 				kept++
-				fac = append(fac, L.factor[:m]...)
+				fac = append(fac, L.factor[i])
 				ent = append(ent, loc{list: o.l, pos: uint32(i)})
 				if e < emin {
 					emin = e
@@ -1545,7 +1574,7 @@ func (ix *Index) approx(sc *scratch, q []float32, k int, accept func(uint32) boo
 			continue
 		}
 		if accept == nil {
-			continue // until a list past the budget is not near (above)
+			continue // until no list past the budget reaches the k-th estimate (above)
 		}
 		if a := len(est); a > 0 && 2*a >= ix.budget(k, int(float64(n)*float64(a)/float64(scanned))) {
 			break
