@@ -376,6 +376,14 @@ func (s *Store) compactAt() int64 {
 	return max(s.opts.CompactBytes, s.disk.snapSize/2)
 }
 
+// catchUpRounds bounds the rounds in which a compaction copies the
+// records written since its cut to the new log outside the write lock;
+// it stops once less than catchUpRest is left for the copy under it.
+const (
+	catchUpRounds = 8
+	catchUpRest   = 1 << 20
+)
+
 // snapPiece is how many records a compaction reads under one read lock:
 // writers wait at most for one piece.
 const snapPiece = 2048
@@ -510,21 +518,25 @@ func (d *disk) compact(ctx context.Context, s *Store) (err error) {
 	}
 	// The records written since the cut go to the new log outside the
 	// lock, a few rounds while writers go on, so that only a small rest
-	// is copied under it.
+	// is copied under it. The rounds after the first are not paced: each
+	// copies what writers wrote during the last, and paced they fell
+	// behind (at 730k chunks, 42 MB were left after three rounds, copied
+	// in 190 ms under the write lock); unpaced, a round is a fraction of
+	// the writers' own time.
 	s.mu.RLock()
 	mid := d.walSize
 	s.mu.RUnlock()
 	if logF, err = d.startLog(gen, seq, oldLog, tailOff, mid, cut.pace); err != nil {
 		return err
 	}
-	for range 3 {
+	for range catchUpRounds {
 		s.mu.RLock()
 		end := d.walSize
 		s.mu.RUnlock()
-		if end-mid < 1<<20 {
+		if end-mid < catchUpRest {
 			break
 		}
-		if err := d.copyLog(logF, oldLog, mid, end, cut.pace); err != nil {
+		if err := d.copyLog(logF, oldLog, mid, end, nil); err != nil {
 			return err
 		}
 		mid = end
