@@ -22,7 +22,7 @@
 // bit planes, so that its inner product with a bit plane is a few
 // AND+popcount operations per 64 dimensions. Search then runs:
 //
-//  1. the lists are ordered by their reach, ⟨q, c⟩ plus 2.5 times the
+//  1. the lists are ordered by their reach, ⟨q, c⟩ plus twice the
 //     typical maximum of their residuals' projections on q, and probed in
 //     that order until Probe·sqrt(max(k, 50)·N) vectors have been
 //     scanned, and then on while a list's reach is above the k-th best
