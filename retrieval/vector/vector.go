@@ -28,9 +28,9 @@
 //     scanned, and then on while a list's reach is above the k-th best
 //     estimate so far (a filtered search orders them by the distance of
 //     their centroid and stops by its own rule: see Filters); each vector
-//     gets ⟨q, c⟩ plus the 1-bit estimate of
-//     ⟨q, u⟩ (scaled by the unbiased correction of RaBitQ, Gao & Long,
-//     SIGMOD 2024), so estimates compare across lists;
+//     gets ⟨q, c⟩ plus the 1-bit estimate of ⟨q, u⟩ (scaled by the
+//     unbiased correction of RaBitQ, Gao & Long, SIGMOD 2024), so
+//     estimates compare across lists;
 //  2. the candidates are the vectors whose estimate plus 1.5 times its
 //     correction factor (the scale of its error) reaches the k-th largest
 //     estimate less that margin (bound.go), at most
