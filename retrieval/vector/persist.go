@@ -11,6 +11,9 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
 	"unsafe"
 )
 
@@ -533,17 +536,80 @@ func (ix *Index) readVectors(fr *fileReader, count, limit int, trained bool, at 
 		fr.discard(int64(count) * int64(ix.dim+4))
 		return
 	}
-	q8 := readArray[int8](fr, count*ix.dim)
+	q8, unmap := mapInt8(fr, at, off, count*ix.dim)
+	if q8 == nil {
+		q8 = readArray[int8](fr, count*ix.dim)
+	}
 	scale := readArray[float32](fr, count)
 	if fr.err != nil {
+		if unmap != nil {
+			unmap()
+		}
 		return
 	}
 	src := make([]uint32, count)
 	for i := range src {
 		src[i] = uint32(i)
 	}
-	ix.sp = &spill{n: count, dim: ix.dim, q8: q8, scale: scale, src: src, r: at, base: base, sums: sums}
+	ix.sp = &spill{n: count, dim: ix.dim, q8: q8, scale: scale, src: src, r: at, base: base, sums: sums, mapped: unmap != nil}
+	if unmap != nil {
+		// The mapping lives as long as the spill: only the spill's own
+		// slices point into it, and no search can hold them past it.
+		runtime.AddCleanup(ix.sp, func(unmap func() error) { _ = unmap() }, unmap)
+	}
 	ix.nsp = uint32(count)
+}
+
+// mapMin is the size from which the int8 copies are mapped from the file
+// rather than read into memory.
+var mapMin = 8 << 20
+
+// mapInt8 returns the n int8 copies at fr's position as a copy-on-write
+// mapping of the file at (when at is a file it can map, on a
+// little-endian machine, and they take mapMin bytes or more), checked
+// through fr's checksum and passed over, with the function that unmaps
+// them; or nil, nil with fr untouched, for the caller to read them.
+// Reading a file into fresh memory costs its pages' first touch: at a
+// million 384-dimensional vectors, mapping their 384 MB took the first
+// open of a store in a process from 2.2–2.4 s to 1.9 s, and its system
+// CPU from 1.7 to 0.9 s (docs/benchmarks.md). A read error of the file
+// under the checksum becomes fr's error, not a fault.
+func mapInt8(fr *fileReader, at io.ReaderAt, off int64, n int) ([]int8, func() error) {
+	f, ok := at.(*os.File)
+	if !ok || !hostLittle || n < mapMin || n == 0 || fr.err != nil || fr.sr == nil {
+		return nil, nil
+	}
+	b, unmap, err := mapFile(f, off+fr.pos, n)
+	if err != nil {
+		return nil, nil
+	}
+	if err := checkMapped(fr, b); err != nil {
+		unmap()
+		fr.err = err
+		return nil, nil
+	}
+	fr.skip(int64(n))
+	if fr.err != nil {
+		unmap()
+		return nil, nil
+	}
+	return unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(b))), n), unmap
+}
+
+// checkMapped adds the mapped bytes b to fr's checksum. A page the file
+// cannot give (a read error, or a file cut short since it was opened)
+// faults: that becomes an error here instead of a crash.
+func checkMapped(fr *fileReader, b []byte) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: reading the int8 copies: %v", ErrCorrupt, r)
+		}
+	}()
+	if !fr.raw {
+		fr.crc.Write(b)
+	}
+	return nil
 }
 
 // discard reads n bytes through the checksum and drops them.

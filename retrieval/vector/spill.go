@@ -28,6 +28,9 @@ type spill struct {
 	r    io.ReaderAt
 	base int64
 	sums []uint32
+	// mapped is set when q8 is a copy-on-write mapping of the file
+	// (mapInt8), unmapped once the spill is unreachable.
+	mapped bool
 
 	// A window of the file, so that reading the originals in order (a
 	// snapshot, WriteTo) costs a read per window, not per vector.
