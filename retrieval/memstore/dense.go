@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"unsafe"
 
 	"github.com/adaptrag/adaptrag/retrieval/vector"
@@ -179,18 +178,9 @@ func openDense(dir string) (*denseFile, error) {
 }
 
 func (df *denseFile) readHead() error {
-	var sum uint32
-	// into reads exactly len(b) bytes into b, through the checksum.
-	into := func(b []byte) error {
-		if _, err := io.ReadFull(df.r, b); err != nil {
-			return err
-		}
-		df.head += int64(len(b))
-		sum = crc32Update(sum, b)
-		return nil
-	}
-	var head [len(denseMagic) + 8 + 8 + 4]byte
-	if err := into(head[:]); err != nil {
+	w := &window{r: df.r}
+	head, err := w.next(len(denseMagic) + 8 + 8 + 4)
+	if err != nil {
 		return err
 	}
 	if string(head[:len(denseMagic)]) != denseMagic {
@@ -207,24 +197,27 @@ func (df *denseFile) readHead() error {
 	type span struct{ t0, t1, i1 int }
 	spans := make([]span, n)
 	arena := make([]byte, 0, 64<<10)
-	var small [4]byte
 	str := func() (int, error) {
-		if err := into(small[:4]); err != nil {
+		b, err := w.next(4)
+		if err != nil {
 			return 0, err
 		}
-		l := int(binary.LittleEndian.Uint32(small[:4]))
+		l := int(binary.LittleEndian.Uint32(b))
 		if l > 1<<20 {
 			return 0, fmt.Errorf("%w: a key of %d bytes", errDenseStale, l)
 		}
-		start := len(arena)
-		arena = slices.Grow(arena, l)[:start+l]
-		return start + l, into(arena[start:])
+		if b, err = w.next(l); err != nil {
+			return 0, err
+		}
+		arena = append(arena, b...)
+		return len(arena), nil
 	}
 	for i := range spans {
-		if err := into(small[:1]); err != nil {
+		live, err := w.next(1)
+		if err != nil {
 			return err
 		}
-		if small[0] == 0 {
+		if live[0] == 0 {
 			spans[i] = span{-1, -1, -1}
 			continue
 		}
@@ -242,6 +235,7 @@ func (df *denseFile) readHead() error {
 		}
 		spans[i] = span{t0, t1, i1}
 	}
+	sum := w.done()
 	var want [4]byte
 	if _, err := io.ReadFull(df.r, want[:]); err != nil {
 		return err
@@ -249,7 +243,7 @@ func (df *denseFile) readHead() error {
 	if binary.LittleEndian.Uint32(want[:]) != sum {
 		return fmt.Errorf("%w: key table checksum", errDenseStale)
 	}
-	df.head += int64(len(want))
+	df.head = w.n + int64(len(want))
 	df.keySum = sum
 	// The arena is never written again: strings may share it.
 	str8 := func(a, b int) string {
@@ -432,4 +426,50 @@ func (s *Store) dropDense() error {
 		return err
 	}
 	return s.dropIndexFile(denseName, &s.denseOnDisk)
+}
+
+// window parses a run of small fields from a buffered reader, a buffer at
+// a time: each field is a view of the buffer, and the checksum and the
+// count of bytes are taken once per buffer rather than once per field (a
+// key table of a million entries is five million fields).
+type window struct {
+	r   *bufio.Reader
+	buf []byte // what r has buffered, of which pos bytes are taken
+	pos int
+	sum uint32 // CRC-32C of the bytes taken, up to the buffer
+	n   int64  // bytes taken, up to the buffer
+}
+
+// next takes the next k bytes, at most r's buffer size; they are valid
+// until the next call.
+func (w *window) next(k int) ([]byte, error) {
+	if len(w.buf)-w.pos < k {
+		w.flush()
+		b, err := w.r.Peek(max(k, w.r.Buffered(), min(w.r.Size(), 64<<10)))
+		if len(b) < k {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		w.buf = b
+	}
+	b := w.buf[w.pos : w.pos+k : w.pos+k]
+	w.pos += k
+	return b, nil
+}
+
+// flush passes the bytes taken through the checksum and drops them from r.
+func (w *window) flush() {
+	w.sum = crc32Update(w.sum, w.buf[:w.pos])
+	w.n += int64(w.pos)
+	_, _ = w.r.Discard(w.pos) // buffered: cannot fail
+	w.buf, w.pos = nil, 0
+}
+
+// done flushes w and returns the checksum of every byte taken; r is then
+// at the first byte not taken.
+func (w *window) done() uint32 {
+	w.flush()
+	return w.sum
 }

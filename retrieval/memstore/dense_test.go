@@ -1,9 +1,12 @@
 package memstore
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -429,4 +432,42 @@ func common(a, b []string) int {
 		}
 	}
 	return n
+}
+
+// TestWindow: fields taken through a window, of sizes up to the reader's
+// buffer and straddling its refills, are the stream's bytes in order,
+// with the stream's checksum and count; a field past the end is an
+// unexpected EOF.
+func TestWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	data := make([]byte, 20000)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	for _, size := range []int{16, 64, 4096} {
+		r := bufio.NewReaderSize(bytes.NewReader(data), size)
+		w := &window{r: r}
+		var got []byte
+		for len(got) < len(data)-size {
+			b, err := w.next(1 + rng.IntN(size))
+			if err != nil {
+				t.Fatalf("size %d at %d: %v", size, len(got), err)
+			}
+			got = append(got, b...)
+		}
+		if sum := w.done(); sum != crc32Update(0, got) || w.n != int64(len(got)) {
+			t.Fatalf("size %d: checksum or count of %d bytes wrong (count %d)", size, len(got), w.n)
+		}
+		if !bytes.Equal(got, data[:len(got)]) {
+			t.Fatalf("size %d: bytes differ", size)
+		}
+		rest, _ := io.ReadAll(r)
+		if !bytes.Equal(rest, data[len(got):]) {
+			t.Fatalf("size %d: the reader is not at the first byte not taken", size)
+		}
+		w = &window{r: bufio.NewReaderSize(bytes.NewReader(data[:10]), size)}
+		if _, err := w.next(11); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("size %d: a field past the end: %v", size, err)
+		}
+	}
 }
