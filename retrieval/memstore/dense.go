@@ -28,7 +28,9 @@ import (
 // live, the tenant and the id of its chunk (u32 length and bytes each),
 // a CRC-32C of all of that, and the vector index as vector.WriteTo writes
 // it (with its own checksums). The chunk keys map the writer's internal
-// ids to the ones a load assigns, which differ.
+// ids to the ones a load from the snapshot and the log assigns, which
+// differ; a load from the records file (records.go) numbers the chunks
+// as the writer did and needs no key.
 const (
 	denseName  = "dense.idx"
 	denseMagic = "ADRGDNS1"
@@ -40,19 +42,21 @@ type denseTag struct{ gen, seq uint64 }
 // writeDense saves the dense index of a writer that is closing cleanly:
 // under a temporary name, synced, renamed into place. It reports whether
 // it wrote the file and the CRC-32C of its key table, which sparse.idx
-// names. The caller holds the write lock.
+// and records.idx name (records.idx also the length of the head, in
+// s.denseHead). The caller holds the write lock.
 func (s *Store) writeDense() (keySum uint32, wrote bool, err error) {
 	d := s.disk
 	if d == nil || d.ro || d.broken != nil || s.denseOnDisk || s.vec == nil || s.vec.Len() == 0 {
 		return 0, false, nil
 	}
+	var head int64
 	err = d.writeAtomic(denseName, 1<<20, func(w io.Writer) error {
 		var b []byte
 		b = append(b, denseMagic...)
 		b = binary.LittleEndian.AppendUint64(b, d.snapGen)
 		b = binary.LittleEndian.AppendUint64(b, d.seq)
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(s.recs)))
-		sum, err := s.writeTable(w, b, func(b []byte, r *record) []byte {
+		sum, n, err := s.writeTable(w, b, func(b []byte, r *record) []byte {
 			b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Tenant)))
 			b = append(b, r.Tenant...)
 			b = binary.LittleEndian.AppendUint32(b, uint32(len(r.ID)))
@@ -61,21 +65,22 @@ func (s *Store) writeDense() (keySum uint32, wrote bool, err error) {
 		if err != nil {
 			return err
 		}
-		keySum = sum
+		keySum, head = sum, n
 		_, err = s.vec.WriteTo(w)
 		return err
 	})
 	if err != nil {
 		return 0, false, err
 	}
-	s.denseOnDisk = true
+	s.denseOnDisk, s.denseSum, s.denseHead = true, keySum, head
 	return keySum, true, nil
 }
 
 // writeTable writes head, then for each internal id a live byte and, for
 // a live record, what entry appends for it, then the CRC-32C of all of
-// that; it returns the checksum. The table of dense.idx and records.idx.
-func (s *Store) writeTable(w io.Writer, head []byte, entry func(b []byte, r *record) []byte) (uint32, error) {
+// that; it returns the checksum and the number of bytes written. The
+// table of dense.idx and records.idx.
+func (s *Store) writeTable(w io.Writer, head []byte, entry func(b []byte, r *record) []byte) (uint32, int64, error) {
 	c := &crcWriter{w: w}
 	b := head
 	for i := range s.recs {
@@ -92,17 +97,18 @@ func (s *Store) writeTable(w io.Writer, head []byte, entry func(b []byte, r *rec
 	}
 	c.Write(b)
 	if c.err != nil {
-		return 0, c.err
+		return 0, 0, c.err
 	}
 	_, err := w.Write(binary.LittleEndian.AppendUint32(nil, c.sum))
-	return c.sum, err
+	return c.sum, c.n + 4, err
 }
 
-// crcWriter writes through to w, keeping a CRC-32C of what it wrote and
-// the first error.
+// crcWriter writes through to w, keeping a CRC-32C and the count of what
+// it wrote and the first error.
 type crcWriter struct {
 	w   io.Writer
 	sum uint32
+	n   int64
 	err error
 }
 
@@ -111,7 +117,9 @@ func (c *crcWriter) Write(p []byte) {
 		return
 	}
 	c.sum = crc32Update(c.sum, p)
-	_, c.err = c.w.Write(p)
+	var n int
+	n, c.err = c.w.Write(p)
+	c.n += int64(n)
 }
 
 // errDenseStale reports a dense index file that does not index the state
@@ -121,15 +129,19 @@ var errDenseStale = errors.New("memstore: dense index file does not match the st
 // denseFile is a dense index file read up to its vector index: the state
 // it indexes and the chunk key of each of the writer's internal ids.
 type denseFile struct {
-	tag    denseTag
-	keys   []key  // by the writer's internal id; the zero key for a dead one (a live chunk always has an id)
+	tag   denseTag
+	nKeys int // internal ids in the key table
+	// keys is the key table, by the writer's internal id; the zero key
+	// for a dead one (a live chunk always has an id). It is nil when the
+	// open skipped it (a records file vouched for it, keyHint) until
+	// loadKeys reads it.
+	keys   []key
 	keySum uint32 // CRC-32C of the key table
-	// iids maps the writer's internal ids to the ones this load assigned
-	// (noIID: none), once adoptDense has matched the keys.
-	iids []uint32
-	r    *bufio.Reader
-	f    *os.File
-	head int64 // length of the head: the vector index starts there
+	// rename maps the writer's internal ids to the ones this load assigned
+	// (false: none), once adoptDense has matched them.
+	rename func(old uint32) (uint32, bool)
+	f      *os.File
+	head   int64 // length of the head: the vector index starts there
 	// The vector index, read in the background while the store loads
 	// (readVectors): done is closed once vec or vecErr is set.
 	done   chan struct{}
@@ -140,11 +152,12 @@ type denseFile struct {
 // readVectors starts reading df's vector index in the background.
 func (df *denseFile) readVectors(o vector.Options) {
 	df.done = make(chan struct{})
+	f, head := df.f, df.head
 	go func() {
 		defer close(df.done)
 		// Read in place, a large index leaves its float32 vectors in the
 		// file (vector.ReadIndexAt): the store then keeps the file open.
-		df.vec, df.vecErr = vector.ReadIndexAt(df.f, df.head, o)
+		df.vec, df.vecErr = vector.ReadIndexAt(f, head, o)
 	}()
 }
 
@@ -162,25 +175,46 @@ func (df *denseFile) close() {
 // noIID marks a writer's internal id that has no chunk in the load.
 const noIID = ^uint32(0)
 
+// denseHeadLen is the length of dense.idx's header, before the key table's
+// entries.
+const denseHeadLen = len(denseMagic) + 8 + 8 + 4
+
+// keyHint is what a records file says of the dense index file written
+// by the same Close (recordsHead): its state, number of internal ids, key
+// table checksum and head length.
+type keyHint struct {
+	tag    denseTag
+	nKeys  int
+	keySum uint32
+	head   int64
+}
+
 // openDense reads the head of dir's dense index file, if there is one
-// that is whole up to its vector index.
-func openDense(dir string) (*denseFile, error) {
+// that is whole up to its vector index. With a hint that matches the
+// file's header and the checksum stored at the end of its key table, it
+// reads neither the table nor its checksum: an open that adopts the
+// records file needs no key (the records are numbered as the writer
+// numbered them), and one that does not reads the table then (loadKeys).
+// At a million chunks the table is 20 MB in a million entries, parsed
+// before anything else of the open could start.
+func openDense(dir string, hint *keyHint) (*denseFile, error) {
 	f, err := os.Open(filepath.Join(dir, denseName))
 	if err != nil {
 		return nil, err
 	}
-	df := &denseFile{f: f, r: bufio.NewReaderSize(f, 1<<20)}
-	if err := df.readHead(); err != nil {
+	df := &denseFile{f: f}
+	if err := df.readHead(hint); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return df, nil
 }
 
-func (df *denseFile) readHead() error {
-	w := &window{r: df.r}
-	head, err := w.next(len(denseMagic) + 8 + 8 + 4)
-	if err != nil {
+// readHead reads df's header, then its key table unless hint vouches for
+// it.
+func (df *denseFile) readHead(hint *keyHint) error {
+	var head [denseHeadLen]byte
+	if _, err := df.f.ReadAt(head[:], 0); err != nil {
 		return err
 	}
 	if string(head[:len(denseMagic)]) != denseMagic {
@@ -192,6 +226,28 @@ func (df *denseFile) readHead() error {
 	if n > 1<<28 {
 		return fmt.Errorf("%w: %d ids", errDenseStale, n)
 	}
+	df.nKeys = int(n)
+	if hint != nil && hint.tag == df.tag && hint.nKeys == df.nKeys && hint.head > int64(denseHeadLen)+4 {
+		var sum [4]byte
+		if _, err := df.f.ReadAt(sum[:], hint.head-4); err == nil && binary.LittleEndian.Uint32(sum[:]) == hint.keySum {
+			df.keySum, df.head = hint.keySum, hint.head
+			return nil
+		}
+	}
+	return df.loadKeys()
+}
+
+// loadKeys reads df's key table, whose header readHead has read, and
+// checks it: its checksum, and the head's length when a hint set it.
+func (df *denseFile) loadKeys() error {
+	r := bufio.NewReaderSize(io.NewSectionReader(df.f, int64(denseHeadLen), 1<<62), 1<<20)
+	w := &window{r: r}
+	var hdr [denseHeadLen]byte
+	if _, err := df.f.ReadAt(hdr[:], 0); err != nil {
+		return err
+	}
+	w.sum, w.n = crc32Update(0, hdr[:]), int64(denseHeadLen)
+	n := df.nKeys
 	// The keys' bytes go into one arena, and the keys become strings over
 	// it once it is whole: two allocations for the table, not two a key.
 	type span struct{ t0, t1, i1 int }
@@ -237,14 +293,20 @@ func (df *denseFile) readHead() error {
 	}
 	sum := w.done()
 	var want [4]byte
-	if _, err := io.ReadFull(df.r, want[:]); err != nil {
+	if _, err := io.ReadFull(r, want[:]); err != nil {
 		return err
 	}
 	if binary.LittleEndian.Uint32(want[:]) != sum {
 		return fmt.Errorf("%w: key table checksum", errDenseStale)
 	}
-	df.head = w.n + int64(len(want))
-	df.keySum = sum
+	// With the head known (a hint set it, and the vector index may be
+	// being read from there), the table must end there.
+	switch head := w.n + int64(len(want)); {
+	case df.head == 0:
+		df.head, df.keySum = head, sum
+	case df.head != head || df.keySum != sum:
+		return fmt.Errorf("%w: the key table is not the one the records file names", errDenseStale)
+	}
 	// The arena is never written again: strings may share it.
 	str8 := func(a, b int) string {
 		if a == b {
@@ -263,19 +325,28 @@ func (df *denseFile) readHead() error {
 
 // adoptDense reads the vector index of df and makes it the store's, its
 // ids renamed to the ones this load assigned: the state loaded (tag) must
-// be the one df indexes, with the same live chunks.
-func (s *Store) adoptDense(df *denseFile, tag denseTag) error {
+// be the one df indexes, with the same live chunks. same says the load
+// numbered the chunks as the writer did (it adopted the records file
+// written with df): the ids stay, and every one must be a live record's.
+func (s *Store) adoptDense(df *denseFile, tag denseTag, same bool) error {
 	if df.tag != tag {
 		return fmt.Errorf("%w: written at %v, loaded %v", errDenseStale, df.tag, tag)
 	}
-	live := 0
-	for _, k := range df.keys {
-		if k.id != "" {
-			live++
+	if !same && df.keys == nil {
+		if err := df.loadKeys(); err != nil {
+			return err
 		}
 	}
-	if live != s.nLive {
-		return fmt.Errorf("%w: %d chunks indexed, %d loaded", errDenseStale, live, s.nLive)
+	if !same {
+		live := 0
+		for _, k := range df.keys {
+			if k.id != "" {
+				live++
+			}
+		}
+		if live != s.nLive {
+			return fmt.Errorf("%w: %d chunks indexed, %d loaded", errDenseStale, live, s.nLive)
+		}
 	}
 	<-df.done
 	ix, err := df.vec, df.vecErr
@@ -285,36 +356,45 @@ func (s *Store) adoptDense(df *denseFile, tag denseTag) error {
 	if ix.Dim() != s.dim || ix.Len() != s.nLive {
 		return fmt.Errorf("%w: %d vectors of %d dimensions, the store has %d of %d", errDenseStale, ix.Len(), ix.Dim(), s.nLive, s.dim)
 	}
-	// The keys are matched once, for this index and the keyword one.
-	df.iids = make([]uint32, len(df.keys))
-	for old, k := range df.keys {
-		df.iids[old] = noIID
-		if k.id == "" {
-			continue
+	if same {
+		// As many vectors as live records, each a live record's, none
+		// twice (Remap checks): one vector for each record.
+		df.rename = func(old uint32) (uint32, bool) {
+			return old, int(old) < len(s.recs) && s.recs[old].live
 		}
-		// A load after a compaction numbers the chunks as the writer did:
-		// check the same id first, and look the key up only when it holds
-		// another chunk.
-		if old < len(s.recs) {
-			if r := &s.recs[old]; r.live && r.ID == k.id && r.Tenant == k.tenant {
-				df.iids[old] = uint32(old)
+	} else {
+		// The keys are matched once, for this index and the keyword one.
+		iids := make([]uint32, len(df.keys))
+		for old, k := range df.keys {
+			iids[old] = noIID
+			if k.id == "" {
 				continue
 			}
+			// A load after a compaction numbers the chunks as the writer
+			// did: check the same id first, and look the key up only when
+			// it holds another chunk.
+			if old < len(s.recs) {
+				if r := &s.recs[old]; r.live && r.ID == k.id && r.Tenant == k.tenant {
+					iids[old] = uint32(old)
+					continue
+				}
+			}
+			if iid, ok := s.byKey.get(s.recs, k.tenant, k.id); ok {
+				iids[old] = iid
+			}
 		}
-		if iid, ok := s.byKey.get(s.recs, k.tenant, k.id); ok {
-			df.iids[old] = iid
+		df.rename = func(old uint32) (uint32, bool) {
+			if int(old) >= len(iids) || iids[old] == noIID {
+				return 0, false
+			}
+			return iids[old], true
 		}
 	}
-	err = ix.Remap(func(old uint32) (uint32, bool) {
-		if int(old) >= len(df.iids) || df.iids[old] == noIID {
-			return 0, false
-		}
-		return df.iids[old], true
-	})
-	if err != nil {
+	if err := ix.Remap(df.rename); err != nil {
 		return fmt.Errorf("%w: %w", errDenseStale, err)
 	}
 	s.vec = ix
+	s.denseSum, s.denseHead = df.keySum, df.head
 	if !ix.Resident() {
 		s.vecFile, df.f = df.f, nil
 	}
@@ -350,7 +430,7 @@ func (s *Store) releaseVec() {
 // read, the store is loaded again with its dense index built from the
 // records, so the file only ever saves time.
 func loadDir(ctx context.Context, dir string, s *Store, writable bool) (*loaded, error) {
-	df, err := openDense(dir)
+	df, err := openDense(dir, readRecordsHint(dir))
 	if err != nil {
 		return loadFiles(ctx, dir, s, writable)
 	}
@@ -369,9 +449,9 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (*loaded,
 		// in for them (records.go).
 		l, err := adoptRecords(dir, s, writable, note, df)
 		switch {
-		case l != nil && s.adoptDense(df, df.tag) == nil:
+		case l != nil && s.adoptDense(df, df.tag, true) == nil:
 			s.denseOnDisk, s.recordsOnDisk = true, true
-			if sr == nil || s.adoptSparse(sr, df.iids) != nil {
+			if sr == nil || s.adoptSparse(sr, df.rename) != nil {
 				s.rebuildSparse()
 			}
 			return l, nil
@@ -397,9 +477,9 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (*loaded,
 		}
 		return l, err
 	}
-	if s.adoptDense(df, denseTag{l.gen, l.seq}) == nil {
+	if s.adoptDense(df, denseTag{l.gen, l.seq}, false) == nil {
 		s.denseOnDisk = true
-		if sr != nil && s.adoptSparse(sr, df.iids) != nil {
+		if sr != nil && s.adoptSparse(sr, df.rename) != nil {
 			s.rebuildSparse()
 		}
 		return l, nil

@@ -222,6 +222,11 @@ type Store struct {
 	// the store as it is, so Close need not write it again.
 	skipDense   bool
 	denseOnDisk bool
+	// denseSum and denseHead name the dense index file on disk, for the
+	// records file written beside it: its key table's checksum and the
+	// length of its head.
+	denseSum  uint32
+	denseHead int64
 	// skipSparse and sparseOnDisk are the same for the keyword index
 	// (sparse.go).
 	skipSparse   bool

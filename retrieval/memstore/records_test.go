@@ -466,3 +466,93 @@ func TestRecordsFileCheckTiming(t *testing.T) {
 		t.Fatal("after the compaction the files hold another state")
 	}
 }
+
+// TestRecordsFileSkipsKeyTable: an open that adopts the records file
+// reads neither dense.idx's key table nor its keys, which the records
+// file vouches for (the key table's checksum and the head's length);
+// one that cannot adopt it reads the table after all and adopts the
+// dense index as before.
+func TestRecordsFileSkipsKeyTable(t *testing.T) {
+	lowAdopt(t)
+	dir, want := recordsStore(t)
+
+	hinted, err := openDense(dir, readRecordsHint(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hinted.close()
+	read, err := openDense(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read.close()
+	if hinted.keys != nil || read.keys == nil {
+		t.Fatalf("keys read with the hint %v, without %v", hinted.keys != nil, read.keys != nil)
+	}
+	if hinted.head != read.head || hinted.keySum != read.keySum || hinted.nKeys != read.nKeys || hinted.tag != read.tag {
+		t.Fatalf("the hint gives head %d, sum %x, %d ids, %v; the table %d, %x, %d, %v",
+			hinted.head, hinted.keySum, hinted.nKeys, hinted.tag, read.head, read.keySum, read.nKeys, read.tag)
+	}
+
+	// Records too small to adopt: the hint still skips the table at
+	// first, and adopting the dense index reads it.
+	small := copyDir(t, dir)
+	adoptMinBytes = 1 << 40
+	s, got, adopted := openRecords(t, small, true)
+	dense := s.denseOnDisk
+	s.Close()
+	adoptMinBytes = 0
+	if adopted || !dense || got != want {
+		t.Fatalf("not adoptable: records adopted %v, dense adopted %v, same %v", adopted, dense, got == want)
+	}
+
+	// A records file naming another key table (its head's length
+	// changed, and its checksum made right again) is not adopted, and the
+	// dense index is adopted through its keys.
+	other := copyDir(t, dir)
+	b, err := os.ReadFile(filepath.Join(other, recordsName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := len(recordsMagic) + 8 + 8 + 4 + 4 + 4
+	binary.LittleEndian.PutUint64(b[at:], binary.LittleEndian.Uint64(b[at:])+1)
+	n := len(b) - 4
+	binary.LittleEndian.PutUint32(b[n:], crc(b[:n]))
+	if err := os.WriteFile(filepath.Join(other, recordsName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, got, adopted = openRecords(t, other, true)
+	dense = s.denseOnDisk
+	s.Close()
+	if adopted || !dense || got != want {
+		t.Fatalf("another key table named: records adopted %v, dense adopted %v, same %v", adopted, dense, got == want)
+	}
+
+	// A byte of the key table damaged: an adopting open never reads it;
+	// without the records file the table's checksum rejects the dense
+	// index, which is built from the records instead.
+	path := filepath.Join(dir, denseName)
+	d, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d[denseHeadLen+int(read.head-int64(denseHeadLen))/2] ^= 0x40
+	if err := os.WriteFile(path, d, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, got, adopted = openRecords(t, dir, true)
+	s.Close()
+	if !adopted || got != want {
+		t.Fatalf("key table damaged, records file there: adopted %v, same %v", adopted, got == want)
+	}
+	bare := copyDir(t, dir, recordsName)
+	if _, err := openDense(bare, nil); err == nil {
+		t.Fatalf("a damaged key table read: %v", err)
+	}
+	s, got, _ = openRecords(t, bare, true)
+	dense = s.denseOnDisk
+	s.Close()
+	if dense || got != want {
+		t.Fatalf("key table damaged, no records file: dense adopted %v, same %v", dense, got == want)
+	}
+}

@@ -162,7 +162,7 @@ func startSparse(dir string, df *denseFile, p bm25.Params) *sparseRead {
 	if err != nil {
 		return nil
 	}
-	if h.tag != df.tag || h.keySum != df.keySum || int(h.nKeys) != len(df.keys) {
+	if h.tag != df.tag || h.keySum != df.keySum || int(h.nKeys) != df.nKeys {
 		f.Close()
 		return nil
 	}
@@ -192,10 +192,10 @@ func (sr *sparseRead) wait() (*bm25.Index, error) {
 }
 
 // adoptSparse makes the index read by sr the store's, its ids renamed to
-// the ones this load assigned through iids (the internal id this load gave
-// each of the writer's, from dense.idx's key table; noIID when none). The
-// load must hold exactly the chunks the index holds.
-func (s *Store) adoptSparse(sr *sparseRead, iids []uint32) error {
+// the ones this load assigned through rename (the internal id this load
+// gave each of the writer's, as adoptDense matched them; false when
+// none). The load must hold exactly the chunks the index holds.
+func (s *Store) adoptSparse(sr *sparseRead, rename func(old uint32) (uint32, bool)) error {
 	ix, err := sr.wait()
 	if err != nil {
 		return err
@@ -203,13 +203,7 @@ func (s *Store) adoptSparse(sr *sparseRead, iids []uint32) error {
 	if ix.Len() != s.nLive {
 		return fmt.Errorf("%w: %d chunks indexed, %d loaded", errSparseStale, ix.Len(), s.nLive)
 	}
-	err = ix.Remap(func(old uint32) (uint32, bool) {
-		if int(old) >= len(iids) || iids[old] == noIID {
-			return 0, false
-		}
-		return iids[old], true
-	})
-	if err != nil {
+	if err := ix.Remap(rename); err != nil {
 		return fmt.Errorf("%w: %w", errSparseStale, err)
 	}
 	s.lex = ix
