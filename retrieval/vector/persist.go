@@ -217,6 +217,18 @@ func readArray[T int8 | uint16 | uint32 | uint64 | float32](fr *fileReader, n in
 		return nil
 	}
 	out := hugemem.Make[T](n)
+	if readInto(fr, out); fr.err != nil {
+		return nil
+	}
+	return out
+}
+
+// readInto fills out with the next len(out) values of T.
+func readInto[T int8 | uint16 | uint32 | uint64 | float32](fr *fileReader, out []T) {
+	n := len(out)
+	if fr.err != nil || n == 0 {
+		return
+	}
 	size := int(unsafe.Sizeof(out[0]))
 	if hostLittle {
 		fr.read(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), n*size))
@@ -231,10 +243,19 @@ func readArray[T int8 | uint16 | uint32 | uint64 | float32](fr *fileReader, n in
 			}
 		}
 	}
-	if fr.err != nil {
-		return nil
+}
+
+// arena hands out consecutive pieces of one slice, each with no room to
+// grow into the next: a piece that grows moves out by append.
+type arena[T any] struct{ buf []T }
+
+func (a *arena[T]) take(n int) []T {
+	if n > len(a.buf) {
+		return make([]T, n) // only for counts a checked reader rejects
 	}
-	return out
+	p := a.buf[:n:n]
+	a.buf = a.buf[n:]
+	return p
 }
 
 func fromLE[T int8 | uint16 | uint32 | uint64 | float32](b []byte) T {
@@ -394,6 +415,15 @@ func readIndex(fr *fileReader, o Options, at io.ReaderAt, off int64) (*Index, er
 		ix.trained = true
 		ix.encBuf = make([]float32, ix.pdim)
 		ix.lists = make([]*list, 0, nlists)
+		// The lists' arrays are cut from one slice each, made for all of
+		// them: made list by list (tens of kilobytes each), every page of
+		// the hundred megabytes at a million vectors took its own fault,
+		// a fifth of the CPU time of opening the index.
+		slotsA := arena[uint32]{hugemem.Make[uint32](count)}
+		codesA := arena[uint64]{hugemem.Make[uint64](count * ix.words)}
+		factorA := arena[float32]{hugemem.Make[float32](count)}
+		popA := arena[uint16]{hugemem.Make[uint16](count)}
+		fineA := arena[uint64]{hugemem.Make[uint64](count * ix.fineStride())}
 		total := 0
 		for range nlists {
 			c := readArray[float32](fr, ix.dim)
@@ -415,11 +445,16 @@ func readIndex(fr *fileReader, o Options, at io.ReaderAt, off int64) (*Index, er
 			total += m
 			L := ix.lists[ix.addList(c)]
 			L.resid = resid
-			L.slots = readArray[uint32](fr, m)
-			L.codes = readArray[uint64](fr, m*ix.words)
-			L.factor = readArray[float32](fr, m)
-			L.pop = readArray[uint16](fr, m)
-			L.fine = readArray[uint64](fr, m*ix.fineStride())
+			L.slots = slotsA.take(m)
+			L.codes = codesA.take(m * ix.words)
+			L.factor = factorA.take(m)
+			L.pop = popA.take(m)
+			L.fine = fineA.take(m * ix.fineStride())
+			readInto(fr, L.slots)
+			readInto(fr, L.codes)
+			readInto(fr, L.factor)
+			readInto(fr, L.pop)
+			readInto(fr, L.fine)
 		}
 		if fr.err == nil && total != count {
 			fr.fail("lists hold %d vectors, want %d", total, count)
