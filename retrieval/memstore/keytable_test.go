@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+
+	"github.com/adaptrag/adaptrag/retrieval"
 )
 
 // The key table agrees with a map through random inserts, re-inserts and
@@ -98,5 +100,81 @@ func (t *keyTable) all(recs []record) iter.Seq2[key, uint32] {
 				return
 			}
 		}
+	}
+}
+
+// Loading records at once gives every live key the id a claim would, in
+// a table large enough that keys go in by buckets of home slots (more
+// slots than 2^16) and in small ones; it names a key held twice; and
+// the loaded table takes later claims and removals like a claimed one.
+func TestKeyTableLoad(t *testing.T) {
+	for _, n := range []int{0, 5, 200_000} {
+		r := rand.New(rand.NewPCG(uint64(n), 7))
+		recs := make([]record, n)
+		for i := range recs {
+			if r.IntN(10) > 0 {
+				recs[i] = record{Chunk: retrieval.Chunk{Tenant: "t" + strconv.Itoa(r.IntN(4)), ID: "c" + strconv.Itoa(i)}, live: true}
+			}
+		}
+		tab := newKeyTable(0)
+		if iid, dup := tab.load(recs); dup {
+			t.Fatalf("n=%d: distinct keys reported %d as held twice", n, iid)
+		}
+		ref := map[key]uint32{}
+		for i, rec := range recs {
+			if rec.live {
+				ref[key{rec.Tenant, rec.ID}] = uint32(i)
+			}
+		}
+		if got := maps.Collect(tab.all(recs)); tab.len() != len(ref) || !maps.Equal(got, ref) {
+			t.Fatalf("n=%d: loaded %d keys (%d yielded), want %d", n, tab.len(), len(got), len(ref))
+		}
+		for k, want := range ref {
+			if got, ok := tab.get(recs, k.tenant, k.id); !ok || got != want {
+				t.Fatalf("n=%d: get %v = %d %v, want %d", n, k, got, ok, want)
+			}
+		}
+		// Remove a third, then claim new keys and old ones.
+		for k, iid := range ref {
+			if iid%3 == 0 {
+				tab.del(recs, k.tenant, k.id)
+				delete(ref, k)
+			}
+		}
+		for i := range 1000 {
+			k := key{"t9", "new" + strconv.Itoa(i)}
+			iid := uint32(len(recs))
+			recs = append(recs, record{Chunk: retrieval.Chunk{Tenant: k.tenant, ID: k.id}, live: true})
+			if got, had := tab.claim(recs, k.tenant, k.id, iid); had || got != iid {
+				t.Fatalf("n=%d: claim of a new key = %d %v", n, got, had)
+			}
+			ref[k] = iid
+		}
+		for k, want := range ref {
+			if got, had := tab.claim(recs, k.tenant, k.id, 0); !had || got != want {
+				t.Fatalf("n=%d: claim of a held key %v = %d %v, want %d", n, k, got, had, want)
+			}
+		}
+		if tab.len() != len(ref) {
+			t.Fatalf("n=%d: %d keys after the changes, want %d", n, tab.len(), len(ref))
+		}
+	}
+
+	// The same key in two live records: the later one is named (whichever
+	// goes in second), and a dead record's key does not count.
+	recs := []record{
+		{Chunk: retrieval.Chunk{Tenant: "a", ID: "x"}, live: true},
+		{Chunk: retrieval.Chunk{Tenant: "a", ID: "x"}},
+		{Chunk: retrieval.Chunk{Tenant: "b", ID: "x"}, live: true},
+		{Chunk: retrieval.Chunk{Tenant: "a", ID: "y"}, live: true},
+	}
+	tab := newKeyTable(0)
+	if iid, dup := tab.load(recs); dup {
+		t.Fatalf("a dead record's key counted: %d", iid)
+	}
+	recs[1].live = true
+	tab = newKeyTable(0)
+	if iid, dup := tab.load(recs); !dup || (iid != 0 && iid != 1) {
+		t.Fatalf("load of a key held twice = %d %v, want 0 or 1 and true", iid, dup)
 	}
 }
