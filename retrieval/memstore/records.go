@@ -249,11 +249,14 @@ func (s *Store) readRecords(dir string, df *denseFile, dim int) error {
 	rd.ld = &loadDecoder{skipVec: true, keep: true}
 	s.recs = hugemem.Make[record](ids)
 	s.tenantOf = make([]uint32, ids)
-	s.byKey.grow(ids)
 	// Made at its size: growing it a table split at a time was a fifth of
 	// reading the file (a million chunks in 125k documents, ad hoc).
-	s.byDoc = make(map[docKey]*idSet, min(int(binary.LittleEndian.Uint32(h[36:])), ids))
+	docs := min(int(binary.LittleEndian.Uint32(h[36:])), ids)
+	s.byDoc = make(map[docKey]*idSet, docs)
 	var lc linkCache
+	if docs > 0 {
+		lc.docCap = min((ids+docs-1)/docs, 64)
+	}
 	var tc tenantCache
 	for iid := range ids {
 		live, err := src.ReadByte()
@@ -276,14 +279,14 @@ func (s *Store) readRecords(dir string, df *denseFile, dim int) error {
 			return fmt.Errorf("%w: id %d holds no chunk", errRecordsStale, iid)
 		}
 		s.recs[iid] = record{Chunk: c, live: true}
-		if _, dup := s.byKey.claim(s.recs, c.Tenant, c.ID, uint32(iid)); dup {
-			return fmt.Errorf("%w: chunk %q twice", errRecordsStale, c.ID)
-		}
 		s.nLive++
 		s.linkRecord(&tc, &lc, uint32(iid))
 	}
 	if src.Len() != 0 {
 		return fmt.Errorf("%w: %d bytes after the last id", errRecordsStale, src.Len())
+	}
+	if iid, dup := s.byKey.load(s.recs); dup {
+		return fmt.Errorf("%w: chunk %q twice", errRecordsStale, s.recs[iid].ID)
 	}
 	// Reused ids are taken from the end of the free list: lowest first.
 	slices.Reverse(s.free)
