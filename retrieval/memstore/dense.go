@@ -129,8 +129,9 @@ var errDenseStale = errors.New("memstore: dense index file does not match the st
 // denseFile is a dense index file read up to its vector index: the state
 // it indexes and the chunk key of each of the writer's internal ids.
 type denseFile struct {
-	tag   denseTag
-	nKeys int // internal ids in the key table
+	tag     denseTag
+	nKeys   int    // internal ids in the key table
+	headSum uint32 // CRC-32C of the header, where the key table's starts
 	// keys is the key table, by the writer's internal id; the zero key
 	// for a dead one (a live chunk always has an id). It is nil when the
 	// open skipped it (a records file vouched for it, keyHint) until
@@ -226,7 +227,7 @@ func (df *denseFile) readHead(hint *keyHint) error {
 	if n > 1<<28 {
 		return fmt.Errorf("%w: %d ids", errDenseStale, n)
 	}
-	df.nKeys = int(n)
+	df.nKeys, df.headSum = int(n), crc32Update(0, head[:])
 	if hint != nil && hint.tag == df.tag && hint.nKeys == df.nKeys && hint.head > int64(denseHeadLen)+4 {
 		var sum [4]byte
 		if _, err := df.f.ReadAt(sum[:], hint.head-4); err == nil && binary.LittleEndian.Uint32(sum[:]) == hint.keySum {
@@ -241,12 +242,7 @@ func (df *denseFile) readHead(hint *keyHint) error {
 // checks it: its checksum, and the head's length when a hint set it.
 func (df *denseFile) loadKeys() error {
 	r := bufio.NewReaderSize(io.NewSectionReader(df.f, int64(denseHeadLen), 1<<62), 1<<20)
-	w := &window{r: r}
-	var hdr [denseHeadLen]byte
-	if _, err := df.f.ReadAt(hdr[:], 0); err != nil {
-		return err
-	}
-	w.sum, w.n = crc32Update(0, hdr[:]), int64(denseHeadLen)
+	w := &window{r: r, sum: df.headSum, n: int64(denseHeadLen)}
 	n := df.nKeys
 	// The keys' bytes go into one arena, and the keys become strings over
 	// it once it is whole: two allocations for the table, not two a key.
@@ -332,12 +328,12 @@ func (s *Store) adoptDense(df *denseFile, tag denseTag, same bool) error {
 	if df.tag != tag {
 		return fmt.Errorf("%w: written at %v, loaded %v", errDenseStale, df.tag, tag)
 	}
-	if !same && df.keys == nil {
-		if err := df.loadKeys(); err != nil {
-			return err
-		}
-	}
 	if !same {
+		if df.keys == nil {
+			if err := df.loadKeys(); err != nil {
+				return err
+			}
+		}
 		live := 0
 		for _, k := range df.keys {
 			if k.id != "" {

@@ -175,6 +175,32 @@ func adoptRecords(dir string, s *Store, writable bool, note cleanNote, df *dense
 	return l, nil
 }
 
+// recordsHead is the header of a records file, unchecked.
+type recordsHead struct {
+	tag       denseTag
+	dim, ids  int
+	keySum    uint32 // of dense.idx's key table
+	denseHead int64  // the length of dense.idx's head
+	docs      int
+}
+
+// parseRecordsHead reads the header at the start of b, which holds at
+// least recordsHeadLen bytes; false when the magic is not a records file's.
+func parseRecordsHead(b []byte) (recordsHead, bool) {
+	if string(b[:len(recordsMagic)]) != recordsMagic {
+		return recordsHead{}, false
+	}
+	h := b[len(recordsMagic):]
+	return recordsHead{
+		tag:       denseTag{binary.LittleEndian.Uint64(h), binary.LittleEndian.Uint64(h[8:])},
+		dim:       int(binary.LittleEndian.Uint32(h[16:])),
+		ids:       int(binary.LittleEndian.Uint32(h[20:])),
+		keySum:    binary.LittleEndian.Uint32(h[24:]),
+		denseHead: int64(binary.LittleEndian.Uint64(h[28:]) & (1<<62 - 1)),
+		docs:      int(binary.LittleEndian.Uint32(h[36:])),
+	}, true
+}
+
 // readRecordsHint reads what dir's records file says of the dense index
 // file written beside it, unchecked (the whole file's checksum is checked
 // when it is read); nil when it cannot be read.
@@ -185,16 +211,14 @@ func readRecordsHint(dir string) *keyHint {
 	}
 	defer f.Close()
 	var b [recordsHeadLen]byte
-	if _, err := io.ReadFull(f, b[:]); err != nil || string(b[:len(recordsMagic)]) != recordsMagic {
+	if _, err := io.ReadFull(f, b[:]); err != nil {
 		return nil
 	}
-	h := b[len(recordsMagic):]
-	return &keyHint{
-		tag:    denseTag{binary.LittleEndian.Uint64(h), binary.LittleEndian.Uint64(h[8:])},
-		nKeys:  int(binary.LittleEndian.Uint32(h[20:])),
-		keySum: binary.LittleEndian.Uint32(h[24:]),
-		head:   int64(binary.LittleEndian.Uint64(h[28:]) & (1<<62 - 1)),
+	h, ok := parseRecordsHead(b[:])
+	if !ok {
+		return nil
 	}
+	return &keyHint{tag: h.tag, nKeys: h.ids, keySum: h.keySum, head: h.denseHead}
 }
 
 // readRecords reads dir's records file into s, which must be empty. It
@@ -202,7 +226,6 @@ func readRecordsHint(dir string) *keyHint {
 // internal ids, key table checksum and head length), and dim, when not 0,
 // is its dimension (the snapshot's).
 func (s *Store) readRecords(dir string, df *denseFile, dim int) error {
-	tag, nIDs := df.tag, df.nKeys
 	f, err := os.Open(filepath.Join(dir, recordsName))
 	if err != nil {
 		return err
@@ -226,18 +249,18 @@ func (s *Store) readRecords(dir string, df *denseFile, dim int) error {
 		return err
 	}
 	n := len(b) - 4
-	if string(b[:len(recordsMagic)]) != recordsMagic {
+	h, ok := parseRecordsHead(b)
+	if !ok {
 		return fmt.Errorf("%w: bad magic", errRecordsStale)
 	}
-	h := b[len(recordsMagic):]
-	if got := (denseTag{binary.LittleEndian.Uint64(h), binary.LittleEndian.Uint64(h[8:])}); got != tag {
-		return fmt.Errorf("%w: written at %v, the store is at %v", errRecordsStale, got, tag)
+	if h.tag != df.tag {
+		return fmt.Errorf("%w: written at %v, the store is at %v", errRecordsStale, h.tag, df.tag)
 	}
-	fdim, ids := int(binary.LittleEndian.Uint32(h[16:])), int(binary.LittleEndian.Uint32(h[20:]))
-	if fdim <= 0 || fdim > maxVector || dim != 0 && fdim != dim || ids != nIDs || ids > n-recordsHeadLen {
+	fdim, ids := h.dim, h.ids
+	if fdim <= 0 || fdim > maxVector || dim != 0 && fdim != dim || ids != df.nKeys || ids > n-recordsHeadLen {
 		return fmt.Errorf("%w: dimension %d, %d ids", errRecordsStale, fdim, ids)
 	}
-	if sum, head := binary.LittleEndian.Uint32(h[24:]), int64(binary.LittleEndian.Uint64(h[28:])); sum != df.keySum || head != df.head {
+	if h.keySum != df.keySum || h.denseHead != df.head {
 		return fmt.Errorf("%w: written beside another dense index file", errRecordsStale)
 	}
 	if crc(b[:n]) != binary.LittleEndian.Uint32(b[n:]) {
@@ -251,7 +274,7 @@ func (s *Store) readRecords(dir string, df *denseFile, dim int) error {
 	s.tenantOf = make([]uint32, ids)
 	// Made at its size: growing it a table split at a time was a fifth of
 	// reading the file (a million chunks in 125k documents, ad hoc).
-	docs := min(int(binary.LittleEndian.Uint32(h[36:])), ids)
+	docs := min(h.docs, ids)
 	s.byDoc = make(map[docKey]*idSet, docs)
 	var lc linkCache
 	if docs > 0 {
