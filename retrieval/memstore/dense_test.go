@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/adaptrag/adaptrag/retrieval"
@@ -469,5 +470,148 @@ func TestWindow(t *testing.T) {
 		if _, err := w.next(11); !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Fatalf("size %d: a field past the end: %v", size, err)
 		}
+	}
+}
+
+// The int8 copies of a large index are mapped from dense.idx unread and
+// checked before their first use, and by the writer in the background
+// (checkCopies). With every copy damaged, a copy made again from its
+// float32 original answers as the intact file does; the check reports the
+// damage as repaired and drops the file, which Close writes anew. With
+// the originals damaged too, dense searches fail with ErrCorrupt rather
+// than score from cleared copies, and the next open builds the index
+// from the snapshot, losing nothing.
+func TestDenseCopiesCheckedAfterOpen(t *testing.T) {
+	lowAdopt(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(11, 12))
+	// 8,300 copies of 1,024 bytes: past the size from which the vector
+	// index maps them.
+	const n, dim = 8300, 1024
+	dir := t.TempDir()
+	s, err := Open(ctx, Options{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := denseChunks(rng, n, dim, 0)
+	if err := s.Upsert(ctx, chunks); err != nil {
+		t.Fatal(err)
+	}
+	want := dump(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Dir: dir, NoSync: true, Vector: vector.Options{ResidentLimit: 100}}
+	ref := o
+	ref.Dir = copyDir(t, dir)
+	intact, err := Open(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer intact.Close()
+	search := func(st *Store, c retrieval.Chunk) ([]string, error) {
+		hits, err := st.SearchDense(ctx, retrieval.Request{Vector: c.Vector, K: 10, Scope: retrieval.Scope{Tenant: c.Tenant}})
+		return ids(hits), err
+	}
+
+	// The vector index starts after dense.idx's head; its int8 copies
+	// after its 64-byte header, the ids, the float32 vectors and two
+	// checksums a vector.
+	h := readRecordsHint(dir)
+	if h == nil {
+		t.Fatal("no records file")
+	}
+	path := filepath.Join(dir, denseName)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	floats := h.head + 64 + 4*n
+	copies := floats + 4*dim*n + 8*n
+	damage := func(originals bool) {
+		b := slices.Clone(good)
+		for i := range int64(n) {
+			b[copies+i*dim+i%dim] ^= 0x40
+			if originals {
+				b[floats+i*4*dim+5] ^= 0x40
+			}
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	damage(false)
+	s, err = Open(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.vec.CopiesUnchecked() {
+		t.Fatal("the int8 copies were not mapped unchecked")
+	}
+	for i := 0; i < n; i += 97 {
+		c := chunks[i]
+		got, err := search(s, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exp, _ := search(intact, c); !slices.Equal(got, exp) {
+			t.Fatalf("repaired copies found %v, the intact file %v", got, exp)
+		}
+	}
+	s.waitScrub()
+	done, dmg := s.Verified()
+	var ce *CorruptError
+	if !done || !errors.As(dmg, &ce) || ce.File != denseName || !ce.Rewritten || !strings.Contains(ce.Reason, fmt.Sprintf("%d int8 copies", n)) {
+		t.Fatalf("Verified: %v, %v", done, dmg)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Fatal("dense.idx was not dropped")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	s.waitScrub()
+	if done, dmg := s.Verified(); !done || dmg != nil || dump(s) != want || !s.denseOnDisk {
+		t.Fatalf("reopened after the repair: verified %v, %v; same %v; adopted dense.idx %v", done, dmg, dump(s) == want, s.denseOnDisk)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	good, err = os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damage(true)
+	if s, err = Open(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := search(s, chunks[0]); !errors.Is(err, retrieval.ErrCorrupt) {
+		t.Fatalf("search over a copy and original both damaged: %v", err)
+	}
+	s.waitScrub()
+	if done, dmg := s.Verified(); !done || !errors.As(dmg, &ce) || ce.File != denseName || ce.Rewritten {
+		t.Fatalf("Verified: %v, %v", done, dmg)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Fatal("the damaged dense.idx is still there")
+	}
+	if s, err = Open(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if dump(s) != want {
+		t.Fatal("the store built from its snapshot differs from the one written")
+	}
+	got, err := search(s, chunks[1])
+	if exp, _ := search(intact, chunks[1]); err != nil || !slices.Equal(got, exp) {
+		t.Fatalf("after the rebuild: %v, %v; the intact file %v", got, err, exp)
 	}
 }

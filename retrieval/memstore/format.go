@@ -82,8 +82,9 @@ type CorruptError struct {
 	Offset int64  // where the damage starts, -1 when it concerns the whole file
 	Reason string
 	// Rewritten says the store wrote the damaged file anew from memory,
-	// which held every record, after it reported the damage: nothing was
-	// lost (the background check of Verified; otherwise always false).
+	// which held every record, after it reported the damage (dense.idx:
+	// removed it, for Close to write anew): nothing was lost (the
+	// background check of Verified; otherwise always false).
 	Rewritten bool
 }
 

@@ -302,9 +302,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 			return nil, fmt.Errorf("memstore: open %s: %w: the store holds %d-dimensional vectors, options say %d", o.Dir, retrieval.ErrDimension, s.dim, o.Dim)
 		}
 	}
-	if p := s.unchecked; p != nil && !o.ReadOnly {
+	if p := s.unchecked; !o.ReadOnly && (p != nil || s.vec != nil && s.vec.CopiesUnchecked()) {
 		s.unchecked = nil
-		s.scrub(*p)
+		s.scrub(p)
 	}
 	return s, nil
 }
@@ -938,6 +938,11 @@ func (s *Store) denseLocked(ctx context.Context, req *retrieval.Request, k int) 
 	}
 	if m.err != nil {
 		return nil, m.err
+	}
+	if err := s.vec.Damage(); err != nil {
+		// A vector read neither from its int8 copy nor from its original:
+		// its score was wrong, so no dense answer is trusted (see Verified).
+		return nil, fmt.Errorf("%w: %s: %w", retrieval.ErrCorrupt, denseName, err)
 	}
 	if len(res) == 0 {
 		return nil, nil

@@ -51,7 +51,7 @@ func loadReader(ctx context.Context, o Options) (*Store, error) {
 			s.disk = &disk{dir: o.Dir, ro: true, walSize: l.end, gen: l.gen, base: l.base, seq: l.seq, version: l.hdr.version}
 			// A reader leaves the check of the files it did not read to
 			// the writer (see Verified).
-			s.scrubbing = l.unchecked != nil
+			s.scrubbing = l.unchecked != nil || s.vec != nil && s.vec.CopiesUnchecked()
 			if l.stale {
 				s.disk.walSize = -1 // the log read is not this generation's
 			} else {

@@ -322,15 +322,16 @@ func (s *Store) readRecords(dir string, df *denseFile, dim int) error {
 // core). Tests set it to 0.
 var scrubDelay = 10 * time.Second
 
-// scrub starts the check of the snapshot's and the log's checksums that
-// an open adopting the records file left undone (p), in the background
-// of a writer, scrubDelay after the open. Damage there loses nothing the
-// store holds, so the writer compacts at once, rewriting both files from
-// memory; the damage found is kept for Verified. A compaction before the
-// check has rewritten both files from memory too, and leaves nothing to
-// check. Close stops the check; the next open that adopts the file starts
-// it again.
-func (s *Store) scrub(p scrubPlan) {
+// scrub starts the checks an open left undone, in the background of a
+// writer, scrubDelay after the open: of the snapshot's and the log's
+// checksums when it adopted the records file (p, else nil), then of the
+// int8 copies of vectors it mapped from dense.idx (checkCopies). Damage in
+// the snapshot or the log loses nothing the store holds, so the writer
+// compacts at once, rewriting both files from memory; the damage found
+// is kept for Verified. A compaction before the check has rewritten both
+// files from memory too, and leaves nothing to check. Close stops the
+// check; the next open that leaves it undone starts it again.
+func (s *Store) scrub(p *scrubPlan) {
 	s.bgMu.Lock()
 	s.scrubbing = true
 	s.bgMu.Unlock()
@@ -353,12 +354,14 @@ func (s *Store) scrub(p scrubPlan) {
 		if ctx.Err() != nil {
 			return
 		}
-		s.mu.RLock()
-		rewritten := d.gen != p.gen || d.snapGen != p.gen
-		s.mu.RUnlock()
 		var err error
-		if !rewritten {
-			err = checkFiles(ctx, d.dir, p)
+		if p != nil {
+			s.mu.RLock()
+			rewritten := d.gen != p.gen || d.snapGen != p.gen
+			s.mu.RUnlock()
+			if !rewritten {
+				err = checkFiles(ctx, d.dir, *p)
+			}
 		}
 		if err != nil && ctx.Err() != nil && !errors.Is(err, retrieval.ErrCorrupt) {
 			return // stopped by Close: not done
@@ -375,11 +378,65 @@ func (s *Store) scrub(p scrubPlan) {
 				ce.Rewritten = true
 			}
 		}
+		cerr := s.checkCopies(ctx)
+		if cerr != nil && ctx.Err() != nil && !errors.Is(cerr, retrieval.ErrCorrupt) {
+			return // stopped by Close: not done
+		}
+		err = errors.Join(err, cerr)
 		s.bgMu.Lock()
 		s.scrubbed, s.scrubDone = err, true
 		s.bgMu.Unlock()
 	}()
 }
+
+// checkCopies checks the int8 copies of vectors that the open mapped from
+// dense.idx unchecked (vector.Index.CheckCopies), a piece at a time under
+// the read lock, paced as checkFiles is. A search checks a copy before
+// using it in any case; this finds the damage no search met yet. Damage
+// found, by either, is a *CorruptError: copies that were made again from
+// their float32 originals lose nothing, and the store drops dense.idx
+// (with the files that go with it) so that Close writes it anew from
+// memory; a copy whose original is damaged too makes every dense search
+// fail with retrieval.ErrCorrupt until the store is opened again, and
+// that open, without dense.idx, builds the index from the snapshot.
+func (s *Store) checkCopies(ctx context.Context) error {
+	rest := &idler{t: time.Now()}
+	var (
+		repaired int
+		damage   error
+	)
+	for from := 0; from >= 0; rest.tick() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.mu.RLock()
+		if s.closed || s.vec == nil {
+			s.mu.RUnlock()
+			return nil
+		}
+		from = s.vec.CheckCopies(from, copiesPiece)
+		repaired, damage = s.vec.Repaired(), s.vec.Damage()
+		s.mu.RUnlock()
+	}
+	if repaired == 0 && damage == nil {
+		return nil
+	}
+	s.mu.Lock()
+	err := s.dropDense()
+	s.mu.Unlock()
+	ce := &CorruptError{Dir: s.disk.dir, File: denseName, Offset: -1}
+	if damage != nil {
+		ce.Reason = fmt.Sprintf("%v; dense searches fail until the store is opened again, which builds the index from the snapshot", damage)
+	} else {
+		ce.Reason = fmt.Sprintf("%d int8 copies of vectors failed their checksums and were made again from their float32 originals", repaired)
+		ce.Rewritten = err == nil
+	}
+	return errors.Join(ce, err)
+}
+
+// copiesPiece is how many int8 copies checkCopies checks under one hold
+// of the read lock (about 400 KB at 384 dimensions).
+const copiesPiece = 1024
 
 // scrubWork is how long the background check works before it rests as
 // long, so that it takes at most half a core from the searches that
@@ -498,18 +555,21 @@ func checkSnapshot(ctx context.Context, f *os.File, size int64, rest *idler) err
 	return nil
 }
 
-// Verified reports the outcome of the check of the snapshot and the log
-// that a writable Store makes in the background when Open adopted the
-// records file saved by the last Close (a large store reopened with
-// nothing written since) instead of reading them: done once it has run,
-// and the damage it found (a *CorruptError matching retrieval.ErrCorrupt),
-// which the store then compacted away, losing nothing (memory held every
-// chunk). The check starts 10 s after Open and takes at most half a core;
-// a compaction before it leaves nothing to check (it wrote both files
-// anew from memory). A Store whose Open read its files reports done and
-// nil: Open checked every record. A read-only Store that adopted the file
-// leaves the check to a writer and reports not done; so does a Store
-// closed before the check ended.
+// Verified reports the outcome of the checks that a writable Store makes
+// in the background of what Open left unread: the snapshot and the log
+// when Open adopted the records file saved by the last Close (a large
+// store reopened with nothing written since), and the int8 copies of
+// vectors it mapped from dense.idx (checkCopies). It returns done once
+// they have run, and the damage they found (a *CorruptError matching
+// retrieval.ErrCorrupt, or several joined): damage to the snapshot or
+// the log the store then compacted away, losing nothing (memory held
+// every chunk); damaged copies it made again from their originals. The
+// checks start 10 s after Open and take at most half a core; a
+// compaction before them leaves the files nothing to check (it wrote
+// both anew from memory). A Store whose Open read every file reports
+// done and nil: Open checked every record. A read-only Store that left
+// a check undone leaves it to a writer and reports not done; so does a
+// Store closed before the checks ended.
 func (s *Store) Verified() (done bool, damage error) {
 	s.bgMu.Lock()
 	defer s.bgMu.Unlock()

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 )
 
@@ -67,25 +69,81 @@ func TestSpilledMapped(t *testing.T) {
 		t.Fatalf("the writes reached the file: %v", err)
 	}
 
-	// A byte of the int8 copies (after the float32 originals and their
-	// checksums) damaged: the mapped open fails as the read one does.
+	// A byte of an int8 copy damaged (after the float32 originals and
+	// the two arrays of checksums): the mapped open leaves it to its
+	// first use, which makes it again from its original, so the index
+	// answers as the intact one; read into memory, the copies are checked
+	// at once and the open fails.
 	n := int64(mapped.sp.n)
-	at := mapped.sp.base + n*(dim*4+4) + n*dim/2
+	row := n / 2
+	at := mapped.sp.base + n*(dim*4+8) + row*dim + 3
 	bad := bytes.Clone(file)
 	bad[at] ^= 0x10
-	path := filepath.Join(t.TempDir(), "bad.idx")
-	if err := os.WriteFile(path, bad, 0o644); err != nil {
-		t.Fatal(err)
+	g := writeFile(t, bad)
+	healed, err := ReadIndexAt(g, off, Options{ResidentLimit: 100})
+	if err != nil {
+		t.Fatalf("damaged int8 copy, mapped: %v", err)
 	}
-	g, err := os.Open(path)
+	intact, err := ReadIndexAt(f, off, Options{ResidentLimit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.Close()
-	if _, err := ReadIndexAt(g, off, Options{ResidentLimit: 100}); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("damaged int8 copy, mapped: %v", err)
+	// Searches and the background check side by side (run with -race):
+	// each copy is checked once, by whichever comes first.
+	var wg sync.WaitGroup
+	for g := range 3 {
+		wg.Go(func() {
+			for _, q := range queries[g*10 : g*10+10] {
+				healed.Search(q, 20, nil)
+			}
+		})
+	}
+	for from := 0; from >= 0; from = healed.CheckCopies(from, 100) {
+	}
+	wg.Wait()
+	sameIndex(t, intact, healed, queries)
+	if healed.Repaired() != 1 || healed.Damage() != nil {
+		t.Fatalf("repaired %d copies (want 1), damage %v", healed.Repaired(), healed.Damage())
 	}
 	if _, err := ReadIndexAt(bytes.NewReader(bad), off, Options{ResidentLimit: 100}); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("damaged int8 copy, read: %v", err)
 	}
+
+	// The copy and its original both damaged: the check clears the copy
+	// and the index reports the damage, found by a check or a search.
+	bad[mapped.sp.base+row*dim*4+5] ^= 0x10
+	for _, scan := range []bool{true, false} {
+		ix, err := ReadIndexAt(writeFile(t, bad), off, Options{ResidentLimit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if scan {
+			for from := 0; from >= 0; from = ix.CheckCopies(from, 1000) {
+			}
+		} else {
+			v, _ := intact.Vector(ix.ids[row])
+			ix.Search(v, 10, nil)
+		}
+		if err := ix.Damage(); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("copy and original damaged (checked %v): %v", scan, err)
+		}
+		if slices.ContainsFunc(ix.sp.row(uint32(row)), func(c int8) bool { return c != 0 }) {
+			t.Fatalf("the damaged copy was not cleared")
+		}
+	}
+}
+
+// writeFile writes b to a new file and returns it open.
+func writeFile(t *testing.T, b []byte) *os.File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "index")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -26,13 +27,17 @@ var ErrCorrupt = errors.New("vector: corrupt index file")
 // fields followed by the CRC-32C of the magic and header (checked before
 // anything is allocated from the header's counts), then the sections of
 // the index as raw arrays, then the CRC-32C of every byte before it except
-// the float32 vectors. Those (version 2) are followed by a CRC-32C of each
-// vector and by their int8 copies and scales, so that ReadIndexAt can skip
-// them and still check each one it later reads. Version 1, without them,
-// had the vectors under the file's checksum; it is still read.
+// the float32 vectors and (version 3) their int8 copies. The vectors are
+// followed by a CRC-32C of each, then (version 3) a CRC-32C of each int8
+// copy, then the copies and their scales, so that ReadIndexAt can skip
+// the vectors, and map the copies without reading them, and still check
+// each one before its first use. Version 2 had the int8 copies under the
+// file's checksum, version 1 the vectors too and no copies; both are
+// still read.
 const (
 	fileMagic   = "ADRGVEC\x00"
-	fileVersion = 2
+	fileVersion = 3
+	fileV2      = 2
 	fileV1      = 1
 	// Sanity bounds, so that a damaged header that passes its checksum by
 	// chance still cannot ask for absurd allocations.
@@ -382,7 +387,7 @@ func readIndex(fr *fileReader, o Options, at io.ReaderAt, off int64) (*Index, er
 		fr.fail("bad magic %q", magic[:])
 	}
 	version := fr.u32()
-	if fr.err == nil && version != fileVersion && version != fileV1 {
+	if fr.err == nil && version != fileVersion && version != fileV2 && version != fileV1 {
 		fr.fail("version %d, want %d", version, fileVersion)
 	}
 	dim, flags, seed := fr.u32(), fr.u32(), fr.u64()
@@ -403,7 +408,7 @@ func readIndex(fr *fileReader, o Options, at io.ReaderAt, off int64) (*Index, er
 	if version == fileV1 {
 		ix.readBlocks(fr, count)
 	} else {
-		ix.readVectors(fr, count, o.residentLimit(), trained, at, off)
+		ix.readVectors(fr, version, count, o.residentLimit(), trained, at, off)
 	}
 	if count > 0 {
 		ix.sum = make([]float64, ix.dim)
@@ -473,6 +478,7 @@ func readIndex(fr *fileReader, o Options, at io.ReaderAt, off int64) (*Index, er
 		return nil, fmt.Errorf("vector: read index: %w", err)
 	}
 	ix.slot = slots.Table{}
+	growSlots(&ix.slot, ix.ids)
 	for s, id := range ix.ids {
 		if _, dup := ix.slot.Get(id); dup {
 			return nil, fmt.Errorf("vector: read index: %w: id %d stored twice", ErrCorrupt, id)
@@ -512,6 +518,7 @@ func (ix *Index) rebuildWhere() error {
 // It costs one pass over the ids: no vector is read or re-encoded.
 func (ix *Index) Remap(f func(old uint32) (uint32, bool)) error {
 	var slot slots.Table
+	slot.Grow(len(ix.ids))
 	for s, old := range ix.ids {
 		id, ok := f(old)
 		if !ok {
@@ -532,6 +539,20 @@ func (ix *Index) Remap(f func(old uint32) (uint32, bool)) error {
 	return nil
 }
 
+// growSlots makes t's table as long as the ids need, when they are
+// within the reach Set would grow it to for all of them: grown by Set,
+// one doubling after another, it was a tenth of the CPU time of reading
+// a million vectors' index.
+func growSlots(t *slots.Table, ids []uint32) {
+	var top uint32
+	for _, id := range ids {
+		top = max(top, id)
+	}
+	if len(ids) > 0 && int64(top) < 4*int64(len(ids)+1)+1024 {
+		t.Grow(int(top) + 1)
+	}
+}
+
 // readBlocks reads count vectors into memory, in blocks.
 func (ix *Index) readBlocks(fr *fileReader, count int) {
 	for off := 0; off < count && fr.err == nil; off += vecBlock {
@@ -539,11 +560,14 @@ func (ix *Index) readBlocks(fr *fileReader, count int) {
 	}
 }
 
-// readVectors reads the vectors of a version-2 file and their checksums
-// and int8 copies: the vectors into memory, checked one by one, or, when
-// the index may be left partly on disk (more than limit vectors, lists
-// built, and a file to come back to), past them, into a spill.
-func (ix *Index) readVectors(fr *fileReader, count, limit int, trained bool, at io.ReaderAt, off int64) {
+// readVectors reads the vectors of a version-2 or 3 file and their
+// checksums and int8 copies: the vectors into memory, checked one by one,
+// or, when the index may be left partly on disk (more than limit vectors,
+// lists built, and a file to come back to), past them, into a spill. The
+// copies of a version-3 file are then mapped unread, each checked before
+// its first use (spill.code), or read and checked at once when they
+// cannot be mapped.
+func (ix *Index) readVectors(fr *fileReader, version uint32, count, limit int, trained bool, at io.ReaderAt, off int64) {
 	vbytes := int64(count) * int64(ix.dim) * 4
 	spilled := at != nil && trained && count > limit
 	base := off + fr.pos
@@ -555,6 +579,10 @@ func (ix *Index) readVectors(fr *fileReader, count, limit int, trained bool, at 
 		fr.raw = false
 	}
 	sums := readArray[uint32](fr, count)
+	var rowSums []uint32
+	if version >= 3 {
+		rowSums = readArray[uint32](fr, count)
+	}
 	if !spilled && fr.err == nil {
 		var b []byte
 		for s := range count {
@@ -567,15 +595,41 @@ func (ix *Index) readVectors(fr *fileReader, count, limit int, trained bool, at 
 	}
 	if !spilled {
 		// The int8 copies are for an index left on disk; this one
-		// checks them with the file and drops them.
-		fr.discard(int64(count) * int64(ix.dim+4))
+		// checks them (each, or version 2 with the file) and drops them.
+		if version >= 3 {
+			fr.raw = true
+			c := make([]byte, ix.dim)
+			for s := range count {
+				if fr.read(c); fr.err == nil && crc32.Checksum(c, castagnoli) != rowSums[s] {
+					fr.fail("int8 copy %d: checksum %#08x, stored %#08x", s, crc32.Checksum(c, castagnoli), rowSums[s])
+				}
+				if fr.err != nil {
+					break
+				}
+			}
+			fr.raw = false
+			fr.discard(int64(count) * 4)
+		} else {
+			fr.discard(int64(count) * int64(ix.dim+4))
+		}
 		return
 	}
+	fr.raw = rowSums != nil
 	q8, unmap := mapInt8(fr, at, off, count*ix.dim)
+	lazy := q8 != nil && rowSums != nil
 	if q8 == nil {
 		q8 = readArray[int8](fr, count*ix.dim)
 	}
+	fr.raw = false
 	scale := readArray[float32](fr, count)
+	if fr.err == nil && rowSums != nil && !lazy {
+		for s := range count {
+			if got := rowSum(q8[s*ix.dim : (s+1)*ix.dim]); got != uint64(rowSums[s]) {
+				fr.fail("int8 copy %d: checksum %#x, stored %#08x", s, got, rowSums[s])
+				break
+			}
+		}
+	}
 	if fr.err != nil {
 		if unmap != nil {
 			unmap()
@@ -587,6 +641,10 @@ func (ix *Index) readVectors(fr *fileReader, count, limit int, trained bool, at 
 		src[i] = uint32(i)
 	}
 	ix.sp = &spill{n: count, dim: ix.dim, q8: q8, scale: scale, src: src, r: at, base: base, sums: sums, mapped: unmap != nil}
+	if lazy {
+		ix.sp.rowSums = rowSums
+		ix.sp.checked = make([]atomic.Uint32, (count+31)/32)
+	}
 	if unmap != nil {
 		// The mapping lives as long as the spill: only the spill's own
 		// slices point into it, and no search can hold them past it.
@@ -694,17 +752,36 @@ func (ix *Index) writeVectors(fw *fileWriter) error {
 	}
 	fw.raw = false
 	writeArray(fw, sums)
+	// The int8 copies, outside the file's checksum after one of each:
+	// made twice for the vectors in memory (for their checksums, then to
+	// write them) rather than held, a quarter of the vectors' size.
+	rowSums := make([]uint32, n)
 	scales := make([]float32, n)
 	q := make([]int8, ix.dim)
+	copyOf := func(s uint32) []int8 {
+		if s < ix.nsp {
+			return ix.sp.code(s)
+		}
+		quantize8(q, ix.vec(s))
+		return q
+	}
 	for s := range uint32(n) {
 		if s < ix.nsp {
-			writeArray(fw, ix.sp.code(s))
 			scales[s] = ix.sp.scale[s]
 		} else {
 			scales[s] = quantize8(q, ix.vec(s))
-			writeArray(fw, q)
 		}
+		rowSums[s] = uint32(rowSum(copyOf(s)))
 	}
+	if err := ix.Damage(); err != nil {
+		return err
+	}
+	writeArray(fw, rowSums)
+	fw.raw = true
+	for s := range uint32(n) {
+		writeArray(fw, copyOf(s))
+	}
+	fw.raw = false
 	writeArray(fw, scales)
 	return nil
 }

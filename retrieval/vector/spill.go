@@ -6,7 +6,9 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -31,6 +33,20 @@ type spill struct {
 	// mapped is set when q8 is a copy-on-write mapping of the file
 	// (mapInt8), unmapped once the spill is unreachable.
 	mapped bool
+	// rowSums, when the open left the int8 copies unchecked (a mapped
+	// version-3 file), holds the CRC-32C of each as the file stored it,
+	// and checked has a bit set for each copy checked since (or written
+	// in memory): a copy is checked before its first use (code), and one
+	// that fails is made again from its original (repairRow). nil: every
+	// copy was checked at open.
+	rowSums []uint32
+	checked []atomic.Uint32
+	// checkMu orders the checks of copies (and their repairs) against one
+	// another; repaired counts the copies made again, and damage keeps
+	// the first copy whose original could not be read either.
+	checkMu  sync.Mutex
+	repaired atomic.Int64
+	damage   atomic.Pointer[error]
 
 	// A window of the file, so that reading the originals in order (a
 	// snapshot, WriteTo) costs a read per window, not per vector.
@@ -77,15 +93,112 @@ func dot8(q []float32, c []int8) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
+// code returns the int8 copy of slot s, checked first if it was not.
 func (sp *spill) code(s uint32) []int8 {
+	if sp.rowSums != nil && sp.checked[s/32].Load()&(1<<(s%32)) == 0 {
+		sp.check(s)
+	}
+	return sp.row(s)
+}
+
+// row returns the int8 copy of slot s as it is, checked or not.
+func (sp *spill) row(s uint32) []int8 {
 	o := int(s) * sp.dim
 	return sp.q8[o : o+sp.dim : o+sp.dim]
+}
+
+// mark records that the copy of slot s needs no check: checked, or
+// written in memory.
+func (sp *spill) mark(s uint32) {
+	if sp.rowSums != nil {
+		sp.checked[s/32].Or(1 << (s % 32))
+	}
+}
+
+// check compares the copy of slot s with its stored checksum, once, and
+// makes it again from its original when they differ. A copy whose
+// original cannot be read either is cleared (it scores 0) and kept as the
+// spill's damage, which the index's searches then report (Damage). A
+// page of the mapping the file cannot give (a file cut short since the
+// open) is damage too, not a fault.
+func (sp *spill) check(s uint32) {
+	sp.checkMu.Lock()
+	defer sp.checkMu.Unlock()
+	if sp.checked[s/32].Load()&(1<<(s%32)) != 0 {
+		return
+	}
+	defer sp.mark(s)
+	c := sp.row(s)
+	if rowSum(c) == uint64(sp.rowSums[s]) {
+		return
+	}
+	if err := sp.repairRow(s, c); err != nil {
+		_ = writeRow(c, make([]int8, len(c)))
+		sp.damage.CompareAndSwap(nil, &err)
+		return
+	}
+	sp.repaired.Add(1)
+}
+
+// rowSum is the CRC-32C of an int8 copy, or a value no stored sum can
+// match (it has a bit above 32) when reading the copy faults.
+func rowSum(c []int8) (sum uint64) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			sum = 1 << 32
+		}
+	}()
+	return uint64(crc32.Checksum(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c))), len(c)), castagnoli))
+}
+
+// repairRow makes the int8 copy c of slot s again from its float32
+// original, which is still the file's vector s (a copy rewritten since
+// the open needs no check). The copy the writer stored was made the same
+// way from the same vector, so the scale, checked with the file, must
+// come out the same.
+func (sp *spill) repairRow(s uint32, c []int8) error {
+	v, err := sp.original(nil, s)
+	if err != nil {
+		return fmt.Errorf("%w: int8 copy of vector %d damaged, and its original unreadable: %w", ErrCorrupt, s, err)
+	}
+	q := make([]int8, sp.dim)
+	if sc := quantize8(q, v); sc != sp.scale[s] {
+		return fmt.Errorf("%w: int8 copy of vector %d damaged, and its original does not give its scale", ErrCorrupt, s)
+	}
+	return writeRow(c, q)
+}
+
+// writeRow copies q over the copy c, a fault (see rowSum) becoming an
+// error.
+func writeRow(c, q []int8) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: writing an int8 copy: %v", ErrCorrupt, r)
+		}
+	}()
+	copy(c, q)
+	return nil
+}
+
+// checkRows checks the copies of slots [from, min(to, n)) that were not.
+func (sp *spill) checkRows(from, to uint32) {
+	if sp.rowSums == nil {
+		return
+	}
+	for s := from; s < min(to, uint32(sp.n)); s++ {
+		if sp.checked[s/32].Load()&(1<<(s%32)) == 0 {
+			sp.check(s)
+		}
+	}
 }
 
 // set makes v (normalized, and owned by sp from now on) the vector of
 // spilled slot s.
 func (sp *spill) set(s uint32, v []float32) {
-	sp.scale[s] = quantize8(sp.code(s), v)
+	sp.scale[s] = quantize8(sp.row(s), v)
+	sp.mark(s)
 	if sp.over == nil {
 		sp.over = make(map[uint32][]float32)
 	}
@@ -94,7 +207,8 @@ func (sp *spill) set(s uint32, v []float32) {
 
 // move copies spilled slot from into spilled slot to.
 func (sp *spill) move(to, from uint32) {
-	copy(sp.code(to), sp.code(from))
+	copy(sp.row(to), sp.code(from))
+	sp.mark(to)
 	sp.scale[to], sp.src[to] = sp.scale[from], sp.src[from]
 	if v, ok := sp.over[from]; ok {
 		sp.over[to] = v
@@ -156,4 +270,50 @@ func (sp *spill) original(dst []float32, s uint32) ([]float32, error) {
 		dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(b[4*j:])))
 	}
 	return dst, nil
+}
+
+// CheckCopies checks the int8 copies of slots [from, from+n) that a
+// reopened index mapped from its file without reading them, as a search
+// would before using them, and returns the slot to continue from, or -1
+// past the last. The copies are checked in any case before their first
+// use; this lets a caller check the rest in the background, a piece at a
+// time, so that damage is found before a search meets it. Like Search,
+// it may run concurrently with other reads but not with Add or Remove.
+func (ix *Index) CheckCopies(from, n int) int {
+	if ix.sp == nil || ix.sp.rowSums == nil || from < 0 || from >= int(ix.nsp) {
+		return -1
+	}
+	to := min(from+max(n, 1), int(ix.nsp))
+	ix.sp.checkRows(uint32(from), uint32(to))
+	if to >= int(ix.nsp) {
+		return -1
+	}
+	return to
+}
+
+// CopiesUnchecked reports whether some int8 copies were mapped from the
+// file unchecked, for CheckCopies.
+func (ix *Index) CopiesUnchecked() bool { return ix.sp != nil && ix.sp.rowSums != nil }
+
+// Repaired reports how many int8 copies failed their check and were made
+// again from their float32 originals since the index was read.
+func (ix *Index) Repaired() int {
+	if ix.sp == nil {
+		return 0
+	}
+	return int(ix.sp.repaired.Load())
+}
+
+// Damage returns the first int8 copy found damaged whose float32 original
+// could not be read or did not match either (ErrCorrupt), or nil. Such a
+// copy scores 0, so a caller must not trust a search once Damage reports
+// one: the index must be rebuilt from another copy of its vectors.
+func (ix *Index) Damage() error {
+	if ix.sp == nil {
+		return nil
+	}
+	if p := ix.sp.damage.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
