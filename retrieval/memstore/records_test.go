@@ -556,3 +556,19 @@ func TestRecordsFileSkipsKeyTable(t *testing.T) {
 		t.Fatalf("key table damaged, no records file: dense adopted %v, same %v", dense, got == want)
 	}
 }
+
+// TestRecordsFileInPieces: read a few bytes at a time, with a margin
+// shorter than every record (each of which is then decoded again once
+// the whole file is read, which fails if the retry keeps the error of
+// the first attempt), or longer, the records file is adopted and its
+// damage found as when it is read in one piece.
+func TestRecordsFileInPieces(t *testing.T) {
+	defer func(m, p int) { recordMargin, fillPiece = m, p }(recordMargin, fillPiece)
+	for _, sizes := range [][2]int{{8, 13}, {1 << 10, 3000}} {
+		recordMargin, fillPiece = sizes[0], sizes[1]
+		t.Run(fmt.Sprintf("margin %d piece %d", sizes[0], sizes[1]), func(t *testing.T) {
+			t.Run("adopted", TestRecordsFileSavedAndAdopted)
+			t.Run("damaged", TestRecordsFileDamaged)
+		})
+	}
+}
