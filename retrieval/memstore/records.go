@@ -362,9 +362,10 @@ func (s *Store) readRecords(dir string, df *denseFile, dim int) error {
 var scrubDelay = 10 * time.Second
 
 // scrub starts the checks an open left undone, in the background of a
-// writer, scrubDelay after the open: of the snapshot's and the log's
-// checksums when it adopted the records file (p, else nil), then of the
-// int8 copies of vectors it mapped from dense.idx (checkCopies). Damage in
+// writer: of the int8 copies of vectors it mapped from dense.idx
+// (checkCopies) at once, then, scrubDelay after the open, of the
+// snapshot's and the log's checksums when it adopted the records file
+// (p, else nil). Damage in
 // the snapshot or the log loses nothing the store holds, so the writer
 // compacts at once, rewriting both files from memory; the damage found
 // is kept for Verified. A compaction before the check has rewritten both
@@ -379,8 +380,16 @@ func (s *Store) scrub(p *scrubPlan) {
 	d, ctx := s.disk, s.bgCtx
 	go func() {
 		defer close(end)
-		if scrubDelay > 0 {
-			t := time.NewTimer(scrubDelay)
+		// The copies first, at once: a search that meets one unchecked
+		// checks it, and reads it from disk when the open left the page
+		// cache cold, which this pass, reading them in order, warms.
+		start := time.Now()
+		cerr := s.checkCopies(ctx)
+		if cerr != nil && ctx.Err() != nil && !errors.Is(cerr, retrieval.ErrCorrupt) {
+			return // stopped by Close: not done
+		}
+		if wait := scrubDelay - time.Since(start); p != nil && wait > 0 {
+			t := time.NewTimer(wait)
 			defer t.Stop()
 			select {
 			case <-ctx.Done():
@@ -416,10 +425,6 @@ func (s *Store) scrub(p *scrubPlan) {
 			if cerr == nil && errors.As(err, &ce) {
 				ce.Rewritten = true
 			}
-		}
-		cerr := s.checkCopies(ctx)
-		if cerr != nil && ctx.Err() != nil && !errors.Is(cerr, retrieval.ErrCorrupt) {
-			return // stopped by Close: not done
 		}
 		err = errors.Join(err, cerr)
 		s.bgMu.Lock()
@@ -603,9 +608,9 @@ func checkSnapshot(ctx context.Context, f *os.File, size int64, rest *idler) err
 // retrieval.ErrCorrupt, or several joined): damage to the snapshot or
 // the log the store then compacted away, losing nothing (memory held
 // every chunk); damaged copies it made again from their originals. The
-// checks start 10 s after Open and take at most half a core; a
-// compaction before them leaves the files nothing to check (it wrote
-// both anew from memory). A Store whose Open read every file reports
+// copies are checked at once, the files 10 s after Open, each check
+// taking at most half a core; a compaction before the second leaves the
+// files nothing to check (it wrote both anew from memory). A Store whose Open read every file reports
 // done and nil: Open checked every record. A read-only Store that left
 // a check undone leaves it to a writer and reports not done; so does a
 // Store closed before the checks ended.
