@@ -43,7 +43,7 @@ func TestBenchRetrieval(t *testing.T) {
 			}
 			for _, k := range []string{"dense_p50_ms", "dense_p99_ms", "exact_p50_ms", "recall_at_50", "filtered_p50_ms",
 				"filtered_recall_at_50", "bm25_p50_ms", "hybrid_p50_ms", "ingest_per_s", "max_stall_ms", "reopen_s",
-				"rss_mib", "rss_settled_mib", "disk_bytes_per_chunk", "n", "dim", "workload"} {
+				"verify_s", "rss_mib", "rss_settled_mib", "disk_bytes_per_chunk", "n", "dim", "workload"} {
 				if _, ok := got[k]; !ok {
 					t.Errorf("field %s missing", k)
 				}
@@ -74,6 +74,10 @@ func TestBenchRetrieval(t *testing.T) {
 				if !(x > 0) || math.IsInf(x, 0) {
 					t.Errorf("%s = %v, want > 0", name, x)
 				}
+			}
+			// The queries waited for the check that ends after the open.
+			if r.VerifyS < r.ReopenWarmS {
+				t.Errorf("background check done %v s after the open began, the open took %v s", r.VerifyS, r.ReopenWarmS)
 			}
 			if r.DenseP99 < r.DenseP50 {
 				t.Errorf("dense p99 %v < p50 %v", r.DenseP99, r.DenseP50)
