@@ -26,6 +26,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/adaptrag/adaptrag/retrieval/analysis"
 )
@@ -160,7 +161,8 @@ type Index struct {
 	nLive   int
 	sumLive uint64 // total length of live documents
 
-	scratch []uint32 // term ids of the document being added
+	scratch []uint32  // term ids of the document being added
+	accPool sync.Pool // *accumulators for run
 }
 
 // New returns an empty index.

@@ -3,6 +3,7 @@ package bm25
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -68,49 +69,124 @@ func (ix *Index) prepare(tokens []string) *query {
 	return q
 }
 
-// run is document-at-a-time MaxScore (Turtle and Flood, 1995): terms whose
-// bounds sum to less than the current k-th score cannot make a document
-// enter the top k on their own, so only the other ("essential") lists are
-// walked, and the non-essential ones are probed by skipping, and only while
-// the document can still reach the threshold.
+// accumulators is one query's scratch for run: a partial score per
+// slot (zero for an untouched one, -1 for a slot known to be dead or
+// rejected) and the slots touched, which are all that is reset afterwards.
+// An index keeps them in a sync.Pool, one for each query running at once:
+// 8 bytes a slot (8 MB at a million documents), made again after the
+// collector empties the pool.
+type accumulators struct {
+	acc     []float64
+	touched []uint32
+	top     []float64 // kthPartial's heap
+	cands   []uint32  // the slots to complete
+	bits    []uint64  // the same, a bit a slot, zero between queries
+}
+
+func (ix *Index) getAcc() *accumulators {
+	a, _ := ix.accPool.Get().(*accumulators)
+	if a == nil {
+		a = &accumulators{}
+	}
+	if n := len(ix.lens); len(a.acc) < n {
+		a.acc = make([]float64, n+n/8)
+		a.bits = make([]uint64, (len(a.acc)+63)/64)
+	}
+	return a
+}
+
+func (ix *Index) putAcc(a *accumulators) {
+	for _, s := range a.touched {
+		a.acc[s] = 0
+	}
+	a.touched = a.touched[:0]
+	ix.accPool.Put(a)
+}
+
+// run is term-at-a-time MaxScore. It adds whole posting lists into
+// per-slot accumulators, from the term of the highest bound down, and
+// stops when the bounds of the terms left sum to less than the k-th best
+// partial score of an accepted document: a document that none of the
+// added lists holds can no longer enter the top k. The documents that can
+// are then completed, in slot order, by skipping through the lists left,
+// and pruned as soon as what is left of their bound cannot reach the k-th
+// best score so far. Adding a posting costs a few nanoseconds; walking the
+// lists document at a time costs a comparison with every essential
+// list's cursor for each document, which for a question of twenty or
+// thirty terms with long lists (a Chinese one: a term a character and a
+// bigram) was about 40% slower.
+//
+// Scores are summed from the highest term index down, as
+// SearchTokensAmong sums them, so both give bit-identical scores; ties
+// go by id.
 func (q *query) run(ix *Index, k int, accept func(uint32) bool) []Scored {
-	h := topK{items: make([]entry, 0, min(k, ix.nLive))}
 	k = min(k, ix.nLive)
 	terms, nt := q.terms, len(q.terms)
-	contrib := make([]float64, nt)
-	first := 0 // terms[first:] are essential
+	a := ix.getAcc()
+	defer ix.putAcc(a)
+	acc := a.acc
 	theta := math.Inf(-1)
-	for first < nt {
-		d := uint32(math.MaxUint32)
-		for i := first; i < nt; i++ {
-			if t := &terms[i]; t.pos < len(t.slots) {
-				d = min(d, t.slots[t.pos])
+	j := nt - 1
+	for ; j >= 0; j-- {
+		t := &terms[j]
+		for p, s := range t.slots {
+			v := acc[s]
+			if v < 0 {
+				continue
 			}
+			if v == 0 {
+				if !ix.live[s] {
+					acc[s] = -1
+					a.touched = append(a.touched, s)
+					continue
+				}
+				a.touched = append(a.touched, s)
+			}
+			acc[s] = v + t.weight*q.sc.tfPart(tfAt(t.slots, t.tfs, t.big, p), ix.lens[s])
 		}
-		if d == math.MaxUint32 {
+		if j == 0 {
 			break
 		}
-		if !ix.live[d] {
-			for i := first; i < nt; i++ {
-				if t := &terms[i]; t.pos < len(t.slots) && t.slots[t.pos] == d {
-					t.pos++
-				}
-			}
-			continue
+		// The k-th best partial score of an accepted document is a lower
+		// bound of the k-th best score: partial sums only grow.
+		if len(a.touched) >= k {
+			theta = max(theta, q.kthPartial(ix, a, k, theta, accept))
 		}
+		if q.prefix[j-1] < theta {
+			break
+		}
+	}
+	// terms[j:] are in the accumulators; the rest are completed by skipping.
+	rest := j
+	h := topK{items: make([]entry, 0, k)}
+	bound := 0.0 // of a score from the lists left
+	if rest > 0 {
+		bound = q.prefix[rest-1]
+	}
+	// The candidates in slot order, as the cursors of the lists left need
+	// them: a bit a slot, read back word by word, costs less than a sort.
+	set := a.bits
+	lo, hi := len(set), 0
+	for _, s := range a.touched {
+		if v := acc[s]; v > 0 && v+bound >= theta {
+			w := int(s >> 6)
+			set[w] |= 1 << (s & 63)
+			lo, hi = min(lo, w), max(hi, w)
+		}
+	}
+	slots := a.cands[:0]
+	for w := lo; w <= hi; w++ {
+		for b := set[w]; b != 0; b &= b - 1 {
+			slots = append(slots, uint32(w<<6+bits.TrailingZeros64(b)))
+		}
+		set[w] = 0
+	}
+	a.cands = slots
+	for _, d := range slots {
+		s := acc[d]
 		dl := ix.lens[d]
-		clear(contrib)
-		s := 0.0
-		for i := first; i < nt; i++ {
-			if t := &terms[i]; t.pos < len(t.slots) && t.slots[t.pos] == d {
-				c := t.weight * q.sc.tfPart(tfAt(t.slots, t.tfs, t.big, t.pos), dl)
-				contrib[i] = c
-				s += c
-				t.pos++
-			}
-		}
 		pruned := false
-		for i := first - 1; i >= 0; i-- {
+		for i := rest - 1; i >= 0; i-- {
 			if s+q.prefix[i] < theta {
 				pruned = true
 				break
@@ -118,33 +194,23 @@ func (q *query) run(ix *Index, k int, accept func(uint32) bool) []Scored {
 			t := &terms[i]
 			t.pos = advance(t.slots, t.pos, d)
 			if t.pos < len(t.slots) && t.slots[t.pos] == d {
-				c := t.weight * q.sc.tfPart(tfAt(t.slots, t.tfs, t.big, t.pos), dl)
-				contrib[i] = c
-				s += c
+				s += t.weight * q.sc.tfPart(tfAt(t.slots, t.tfs, t.big, t.pos), dl)
 			}
 		}
 		if pruned {
 			continue
 		}
-		// The exact score, summed in a fixed order so that documents with
-		// the same terms get bit-identical scores and ties go by id.
-		score := 0.0
-		for _, c := range contrib {
-			score += c
-		}
-		e := entry{score: score, id: ix.ids[d]}
+		e := entry{score: s, id: ix.ids[d]}
 		if len(h.items) == k && !e.better(h.items[0]) {
 			continue
 		}
 		if accept != nil && !accept(e.id) {
+			acc[d] = -1
 			continue
 		}
 		h.push(e, k)
 		if len(h.items) == k {
-			theta = h.items[0].score
-			for first < nt && q.prefix[first] < theta {
-				first++
-			}
+			theta = max(theta, h.items[0].score)
 		}
 	}
 	if len(h.items) == 0 {
@@ -156,6 +222,61 @@ func (q *query) run(ix *Index, k int, accept func(uint32) bool) []Scored {
 	}
 	slices.SortFunc(out, byScore)
 	return out
+}
+
+// kthPartial returns the k-th best accumulated partial score among the
+// accepted documents, or floor when fewer than k of those beat floor.
+// Only documents above floor are asked to accept, a rejected one is
+// marked so that it is never asked again.
+func (q *query) kthPartial(ix *Index, a *accumulators, k int, floor float64, accept func(uint32) bool) float64 {
+	h := a.top[:0]
+	for _, s := range a.touched {
+		v := a.acc[s]
+		if v <= floor || (len(h) == k && v <= h[0]) {
+			continue
+		}
+		if accept != nil && !accept(ix.ids[s]) {
+			a.acc[s] = -1
+			continue
+		}
+		h = pushMin(h, v, k)
+	}
+	a.top = h
+	if len(h) < k {
+		return floor
+	}
+	return h[0]
+}
+
+// pushMin adds v to the min-heap h of at most k values.
+func pushMin(h []float64, v float64, k int) []float64 {
+	if len(h) < k {
+		h = append(h, v)
+		for i := len(h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if h[p] <= h[i] {
+				break
+			}
+			h[p], h[i] = h[i], h[p]
+			i = p
+		}
+		return h
+	}
+	h[0] = v
+	for i := 0; ; {
+		w := i
+		if l := 2*i + 1; l < k && h[l] < h[w] {
+			w = l
+		}
+		if r := 2*i + 2; r < k && h[r] < h[w] {
+			w = r
+		}
+		if w == i {
+			return h
+		}
+		h[w], h[i] = h[i], h[w]
+		i = w
+	}
 }
 
 // bound is the largest tf part over the frontier's points.
@@ -272,7 +393,7 @@ func (ix *Index) SearchTokensAmong(tokens []string, k int, ids []uint32) []Score
 	slices.Sort(slots)
 	slots = slices.Compact(slots)
 	// contrib[i*nt+j] is term j's contribution to slots[i], filled term by
-	// term and summed in term order as run sums it, so that scores are
+	// term and summed from the last term down as run sums it, so that scores are
 	// bit-identical to Search's.
 	nt := len(q.terms)
 	contrib := make([]float64, len(slots)*nt)
@@ -313,8 +434,9 @@ func (ix *Index) SearchTokensAmong(tokens []string, k int, ids []uint32) []Score
 			continue
 		}
 		score := 0.0
-		for _, c := range contrib[i*nt : (i+1)*nt] {
-			score += c
+		row := contrib[i*nt : (i+1)*nt]
+		for j := nt - 1; j >= 0; j-- {
+			score += row[j]
 		}
 		e := entry{score: score, id: ix.ids[s]}
 		if len(h.items) == k && !e.better(h.items[0]) {
