@@ -161,8 +161,13 @@ type Index struct {
 	nLive   int
 	sumLive uint64 // total length of live documents
 
-	scratch []uint32  // term ids of the document being added
-	accPool sync.Pool // *accumulators for run
+	scratch []uint32 // term ids of the document being added
+
+	// accFree keeps run's accumulators between queries.
+	accFree struct {
+		mu   sync.Mutex
+		list []*accumulators
+	}
 }
 
 // New returns an empty index.
@@ -428,6 +433,9 @@ func (ix *Index) SearchTokens(tokens []string, k int, accept func(uint32) bool) 
 	q := ix.prepare(tokens)
 	if len(q.terms) == 0 {
 		return nil
+	}
+	if len(ix.lens) > taatSlots {
+		return q.runDocs(ix, k, accept)
 	}
 	return q.run(ix, k, accept)
 }
