@@ -206,11 +206,7 @@ func (q *query) run(ix *Index, k int, accept func(uint32) bool) []Scored {
 				pruned = true
 				break
 			}
-			t := &terms[i]
-			t.pos = advance(t.slots, t.pos, d)
-			if t.pos < len(t.slots) && t.slots[t.pos] == d {
-				s += t.weight * q.sc.tfPart(tfAt(t.slots, t.tfs, t.big, t.pos), dl)
-			}
+			s += q.probe(i, d, dl)
 		}
 		if pruned {
 			continue
@@ -228,15 +224,7 @@ func (q *query) run(ix *Index, k int, accept func(uint32) bool) []Scored {
 			theta = max(theta, h.items[0].score)
 		}
 	}
-	if len(h.items) == 0 {
-		return nil
-	}
-	out := make([]Scored, len(h.items))
-	for i, e := range h.items {
-		out[i] = Scored{ID: e.id, Score: e.score}
-	}
-	slices.SortFunc(out, byScore)
-	return out
+	return h.sorted()
 }
 
 // kthPartial returns the k-th best accumulated partial score among the
@@ -342,13 +330,9 @@ func (q *query) runDocs(ix *Index, k int, accept func(uint32) bool) []Scored {
 				pruned = true
 				break
 			}
-			t := &terms[i]
-			t.pos = advance(t.slots, t.pos, d)
-			if t.pos < len(t.slots) && t.slots[t.pos] == d {
-				c := t.weight * q.sc.tfPart(tfAt(t.slots, t.tfs, t.big, t.pos), dl)
-				contrib[i] = c
-				s += c
-			}
+			c := q.probe(i, d, dl)
+			contrib[i] = c
+			s += c
 		}
 		if pruned {
 			continue
@@ -375,15 +359,19 @@ func (q *query) runDocs(ix *Index, k int, accept func(uint32) bool) []Scored {
 			}
 		}
 	}
-	if len(h.items) == 0 {
-		return nil
+	return h.sorted()
+}
+
+// probe skips term i's cursor to document d and returns the term's
+// contribution to its score: 0 when d does not hold the term (adding
+// which leaves a sum's bits as they are).
+func (q *query) probe(i int, d, dl uint32) float64 {
+	t := &q.terms[i]
+	t.pos = advance(t.slots, t.pos, d)
+	if t.pos < len(t.slots) && t.slots[t.pos] == d {
+		return t.weight * q.sc.tfPart(tfAt(t.slots, t.tfs, t.big, t.pos), dl)
 	}
-	out := make([]Scored, len(h.items))
-	for i, e := range h.items {
-		out[i] = Scored{ID: e.id, Score: e.score}
-	}
-	slices.SortFunc(out, byScore)
-	return out
+	return 0
 }
 
 // bound is the largest tf part over the frontier's points.
@@ -426,6 +414,20 @@ func (e entry) better(o entry) bool {
 
 // topK is a min-heap of at most k entries whose root is the worst kept.
 type topK struct{ items []entry }
+
+// sorted returns the kept entries best first, ties by ascending id, or
+// nil when there are none.
+func (h *topK) sorted() []Scored {
+	if len(h.items) == 0 {
+		return nil
+	}
+	out := make([]Scored, len(h.items))
+	for i, e := range h.items {
+		out[i] = Scored{ID: e.id, Score: e.score}
+	}
+	slices.SortFunc(out, byScore)
+	return out
+}
 
 func (h *topK) push(e entry, k int) {
 	if len(h.items) < k {
@@ -551,13 +553,5 @@ func (ix *Index) SearchTokensAmong(tokens []string, k int, ids []uint32) []Score
 		}
 		h.push(e, k)
 	}
-	if len(h.items) == 0 {
-		return nil
-	}
-	out := make([]Scored, len(h.items))
-	for i, e := range h.items {
-		out[i] = Scored{ID: e.id, Score: e.score}
-	}
-	slices.SortFunc(out, byScore)
-	return out
+	return h.sorted()
 }
