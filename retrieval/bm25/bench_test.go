@@ -3,6 +3,7 @@ package bm25
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/adaptrag/adaptrag/internal/workload"
@@ -51,6 +52,49 @@ func BenchmarkBM25(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkBM25Walks times the two walks Search chooses between by the
+// index's size (taatSlots) on the same queries: term at a time (run) and
+// document at a time (runDocs). ADAPTRAG_BENCH_1M=1 adds a million
+// documents, where the choice flips (an index of about 15 s to build):
+//
+//	ADAPTRAG_BENCH_1M=1 go test -run '^$' -bench Walks -count 3 ./retrieval/bm25/
+func BenchmarkBM25Walks(b *testing.B) {
+	sizes := workload.Sizes()
+	if os.Getenv("ADAPTRAG_BENCH_1M") != "" {
+		sizes = append(sizes, 1_000_000)
+	}
+	for _, n := range sizes {
+		w := work.Lexical(n)
+		ix, ok := benchIndex[n]
+		if !ok {
+			ix = build(w.Docs)
+			benchIndex[n] = ix
+		}
+		toks := make([][]string, len(w.Queries))
+		for i, q := range w.Queries {
+			toks[i] = ix.an.Tokens(q)
+		}
+		walks := []struct {
+			name string
+			run  func(*query) []Scored
+		}{
+			{"terms", func(q *query) []Scored { return q.run(ix, workload.TopK, nil) }},
+			{"docs", func(q *query) []Scored { return q.runDocs(ix, workload.TopK, nil) }},
+		}
+		for _, walk := range walks {
+			b.Run(fmt.Sprintf("N=%d/%s", n, walk.name), func(b *testing.B) {
+				q := 0
+				for b.Loop() {
+					walk.run(ix.prepare(toks[q]))
+					if q++; q == len(toks) {
+						q = 0
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -78,9 +78,9 @@ func (ix *Index) prepare(tokens []string) *query {
 type accumulators struct {
 	acc     []float64
 	touched []uint32
-	top     []float64 // kthPartial's heap
-	cands   []uint32  // the slots to complete
-	bits    []uint64  // the same, a bit a slot, zero between queries
+	top     []entry  // kthPartial's heap
+	cands   []uint32 // the slots to complete
+	bits    []uint64 // the same, a bit a slot, zero between queries
 }
 
 func (ix *Index) getAcc() *accumulators {
@@ -232,62 +232,32 @@ func (q *query) run(ix *Index, k int, accept func(uint32) bool) []Scored {
 // Only documents above floor are asked to accept, a rejected one is
 // marked so that it is never asked again.
 func (q *query) kthPartial(ix *Index, a *accumulators, k int, floor float64, accept func(uint32) bool) float64 {
-	h := a.top[:0]
+	h := topK{items: a.top[:0]}
 	for _, s := range a.touched {
 		v := a.acc[s]
-		if v <= floor || (len(h) == k && v <= h[0]) {
+		if v <= floor || (len(h.items) == k && v <= h.items[0].score) {
 			continue
 		}
 		if accept != nil && !accept(ix.ids[s]) {
 			a.acc[s] = -1
 			continue
 		}
-		h = pushMin(h, v, k)
+		h.push(entry{score: v, id: ix.ids[s]}, k)
 	}
-	a.top = h
-	if len(h) < k {
+	a.top = h.items
+	if len(h.items) < k {
 		return floor
 	}
-	return h[0]
-}
-
-// pushMin adds v to the min-heap h of at most k values.
-func pushMin(h []float64, v float64, k int) []float64 {
-	if len(h) < k {
-		h = append(h, v)
-		for i := len(h) - 1; i > 0; {
-			p := (i - 1) / 2
-			if h[p] <= h[i] {
-				break
-			}
-			h[p], h[i] = h[i], h[p]
-			i = p
-		}
-		return h
-	}
-	h[0] = v
-	for i := 0; ; {
-		w := i
-		if l := 2*i + 1; l < k && h[l] < h[w] {
-			w = l
-		}
-		if r := 2*i + 2; r < k && h[r] < h[w] {
-			w = r
-		}
-		if w == i {
-			return h
-		}
-		h[w], h[i] = h[i], h[w]
-		i = w
-	}
+	return h.items[0].score
 }
 
 // runDocs is document-at-a-time MaxScore (Turtle and Flood, 1995): only
 // the lists whose bounds can still make a document enter the top k are
 // walked, the others probed by skipping while the document can reach the
-// threshold. run's accumulators stop fitting the caches past taatSlots
-// slots (the peer lexical workload at 1M: 1.33-1.84 ms a query against
-// 1.25 ms for this), so a larger index walks the lists this way.
+// threshold. Past taatSlots slots run's accumulators stop fitting the
+// caches and its lead goes (BenchmarkBM25Walks, peer lexical workload:
+// 0.19 against 0.28 ms a query at 100k, level at 1M), so a larger index
+// walks the lists this way.
 func (q *query) runDocs(ix *Index, k int, accept func(uint32) bool) []Scored {
 	h := topK{items: make([]entry, 0, min(k, ix.nLive))}
 	k = min(k, ix.nLive)
@@ -502,8 +472,8 @@ func (ix *Index) SearchTokensAmong(tokens []string, k int, ids []uint32) []Score
 	slices.Sort(slots)
 	slots = slices.Compact(slots)
 	// contrib[i*nt+j] is term j's contribution to slots[i], filled term by
-	// term and summed from the last term down as run sums it, so that scores are
-	// bit-identical to Search's.
+	// term and summed from the last term down as run sums it, so that
+	// scores are bit-identical to Search's.
 	nt := len(q.terms)
 	contrib := make([]float64, len(slots)*nt)
 	matched := make([]bool, len(slots))
