@@ -21,6 +21,7 @@ package bm25
 
 import (
 	"cmp"
+	"context"
 	"encoding/binary"
 	"github.com/adaptrag/adaptrag/internal/slots"
 	"math"
@@ -163,6 +164,11 @@ type Index struct {
 
 	scratch []uint32 // term ids of the document being added
 
+	// pending is what ReadIndexDeferred left for Check; nil for an index
+	// built by Add or read by ReadIndex. Set once, before the index is
+	// shared.
+	pending *pendingCheck
+
 	// accFree keeps run's accumulators between queries.
 	accFree struct {
 		mu   sync.Mutex
@@ -257,10 +263,18 @@ func (ix *Index) Remove(id uint32) {
 	if !ok {
 		return
 	}
+	// The forward lists of an index read by ReadIndexDeferred are read
+	// only once checked; when the check failed, the document leaves the
+	// results and the totals but not the document frequencies, and the
+	// index is never compacted (its owner rebuilds it).
+	damaged := ix.Check(context.Background()) != nil
 	ix.slotOf.Del(id)
 	ix.live[slot] = false
 	ix.nLive--
 	ix.sumLive -= uint64(ix.lens[slot])
+	if damaged {
+		return
+	}
 	for t := range fwdTerms(ix.fwdList(slot)) {
 		ix.terms[t].df--
 	}

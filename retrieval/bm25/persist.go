@@ -2,6 +2,7 @@ package bm25
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"sync"
 	"unsafe"
 )
 
@@ -123,6 +125,11 @@ func (fw *fileWriter) sum() {
 // ids change from one process to the next renames them after reading
 // (Remap).
 func (ix *Index) WriteTo(w io.Writer) (int64, error) {
+	// An index read from a file that failed its checks is not written
+	// again as if it were sound.
+	if err := ix.Check(context.Background()); err != nil {
+		return 0, err
+	}
 	var nPost, nFront, nBig uint64
 	for t := range ix.terms {
 		p := &ix.terms[t]
@@ -331,7 +338,19 @@ func (fr *fileReader) ends(a []uint32, total uint64, what string) {
 // (the analyzer is compared by the tokens it gives a probe text, so an
 // analyzer changed only where the probe cannot see must not read files of
 // the old one); other read errors are returned wrapped.
-func ReadIndex(r io.Reader, p Params) (*Index, error) {
+func ReadIndex(r io.Reader, p Params) (*Index, error) { return readIndex(r, p, false) }
+
+// ReadIndexDeferred is ReadIndex leaving the checks that searches and
+// Adds do not depend on for Check: the postings' frequencies and the
+// forward lists, which Remove reads and which must hold what the
+// postings hold (about a third of reading a large index). Searches are
+// safe before it: every posting was checked to name a slot of the index,
+// in order. An index whose Check fails ranks with frequencies that may
+// be wrong and removes documents without updating the document
+// frequencies; its owner rebuilds it.
+func ReadIndexDeferred(r io.Reader, p Params) (*Index, error) { return readIndex(r, p, true) }
+
+func readIndex(r io.Reader, p Params, deferred bool) (*Index, error) {
 	ix := New(p)
 	br, ok := r.(*bufio.Reader)
 	if !ok {
@@ -394,7 +413,7 @@ func ReadIndex(r io.Reader, p Params) (*Index, error) {
 	}
 	arr := fileArrays{ids: ids, lens: lens, live: live, termEnd: termEnd, blob: unsafeString(blob), postEnd: postEnd,
 		slots: slots, tfs: tfs, big: big, frontEnd: frontEnd, pts: pts, fwdEnd: fwdEnd, fwd: fwd}
-	if err := ix.assemble(&arr); err != nil {
+	if err := ix.assemble(&arr, deferred); err != nil {
 		return nil, fmt.Errorf("bm25: read index: %w", err)
 	}
 	return ix, nil
@@ -425,10 +444,14 @@ type fileArrays struct {
 }
 
 // assemble fills the empty ix from the arrays of a file whose checksum
-// and offsets were verified, in place, checking what a damaged or forged
-// file could get wrong that would make a search or a later Add or Remove
-// misbehave.
-func (ix *Index) assemble(a *fileArrays) error {
+// and offsets were verified, in place, checking at once what a search
+// or an Add of a damaged or forged file could trip on: ids, live bytes,
+// the dictionary, postings in slot order within range, score bounds that
+// are frontiers, and the large frequencies' places. What only a Remove
+// or the ranking's exactness depends on (the postings' frequencies and
+// the forward lists, which must hold the same triples) is checked by
+// checkArrays, at once unless deferred, when it is left for Check.
+func (ix *Index) assemble(a *fileArrays, deferred bool) error {
 	nSlots, nTerms := len(a.ids), len(a.termEnd)
 	ix.ids, ix.lens = a.ids, a.lens
 	ix.live = make([]bool, nSlots)
@@ -451,20 +474,32 @@ func (ix *Index) assemble(a *fileArrays) error {
 		ix.slotOf.Set(id, uint32(s), 2*int64(nSlots)+denseReach)
 	}
 
+	// The large frequencies, in term and slot order, are given to their
+	// terms; checkArrays matches them with the postings marked tfBig.
+	bigs := make([]bigTF, len(a.big)/3)
+	bigEnd := make([]uint32, nTerms) // bigs[bigEnd[t-1]:bigEnd[t]] are term t's
+	prevT, prevS := int64(-1), int64(-1)
+	for i := range bigs {
+		t, s, tf := a.big[3*i], a.big[3*i+1], a.big[3*i+2]
+		if int(t) >= nTerms || int(s) >= nSlots || tf < tfBig || int64(t) < prevT || int64(t) == prevT && int64(s) <= prevS {
+			return fmt.Errorf("%w: large frequency %d is out of order or range", ErrCorrupt, i)
+		}
+		prevT, prevS = int64(t), int64(s)
+		bigs[i] = bigTF{s, tf}
+		bigEnd[t] = uint32(i + 1)
+	}
+	for t := 1; t < nTerms; t++ {
+		bigEnd[t] = max(bigEnd[t], bigEnd[t-1])
+	}
+
 	ix.dict = make(map[string]uint32, nTerms)
 	ix.terms = make([]postings, nTerms)
-	// The postings must hold what the forward lists hold, slot by slot:
-	// the same (slot, term, frequency) triples, which both walks add up
-	// hashed, in the order they are stored, without a random access.
-	var sumPost, sumFwd uint64
 	nFront := len(a.pts) / 2
 	tfAt, dlAt := a.pts[:nFront], a.pts[nFront:]
 	// One array for every frontier, each term's capped at its length so
 	// that frontier.add, which edits in place, cannot spill into the next.
 	front := make(frontier, nFront)
-	bigs := make([]bigTF, len(a.big)/3)
-	bi := 0 // the next triple of a.big
-	var wStart, pStart, fStart uint32
+	var wStart, pStart, fStart, bStart uint32
 	for t := range nTerms {
 		tok := a.blob[wStart:a.termEnd[t]]
 		wStart = a.termEnd[t]
@@ -481,32 +516,14 @@ func (ix *Index) assemble(a *fileArrays) error {
 		// Full slice expressions: an Add appends to a copy, not over the
 		// next term's postings.
 		p.slots, p.tfs = a.slots[ps:pe:pe], a.tfs[ps:pe:pe]
-		b0 := bi
-		prev := int64(-1)
-		for i, s := range p.slots {
-			if int64(s) <= prev || int(s) >= nSlots {
-				return fmt.Errorf("%w: term %d lists slot %d out of order or range", ErrCorrupt, t, s)
-			}
-			prev = int64(s)
-			tf := uint32(p.tfs[i])
-			if tf == tfBig {
-				if bi == len(bigs) || a.big[3*bi] != uint32(t) || a.big[3*bi+1] != s || a.big[3*bi+2] < tfBig {
-					return fmt.Errorf("%w: term %d's frequency in slot %d is missing or wrong", ErrCorrupt, t, s)
-				}
-				tf = a.big[3*bi+2]
-				bigs[bi] = bigTF{s, tf}
-				bi++
-			}
-			if tf == 0 {
-				return fmt.Errorf("%w: term %d has frequency 0 in slot %d", ErrCorrupt, t, s)
-			}
-			sumPost += postHash(s, uint32(t), tf)
-			if ix.live[s] {
-				p.df++
-			}
+		if !ascendingBelow(p.slots, uint32(nSlots)) {
+			return fmt.Errorf("%w: term %d lists slots out of order or range", ErrCorrupt, t)
 		}
-		if bi > b0 {
-			p.big = bigs[b0:bi:bi]
+		// Every posting counts; the dead slots' are taken off below.
+		p.df = len(p.slots)
+		if be := bigEnd[t]; be > bStart {
+			p.big = bigs[bStart:be:be]
+			bStart = be
 		}
 		fs, fe := fStart, a.frontEnd[t]
 		fStart = fe
@@ -522,45 +539,148 @@ func (ix *Index) assemble(a *fileArrays) error {
 			p.front[i] = q
 		}
 	}
+	// A dead slot's terms, from its forward list, lose it from their
+	// document frequencies: a pass over the dead slots, not the postings.
+	start := uint32(0)
+	for s := range nSlots {
+		end := a.fwdEnd[s]
+		if !ix.live[s] {
+			err := eachForward(a.fwd[start:end], uint64(nTerms), func(t, _ uint64) {
+				ix.terms[t].df--
+			})
+			if err != nil {
+				return fmt.Errorf("%w: slot %d's forward list %v", ErrCorrupt, s, err)
+			}
+		}
+		start = end
+	}
+	for t := range ix.terms {
+		if ix.terms[t].df < 0 {
+			return fmt.Errorf("%w: term %d is in more dead slots than it has postings", ErrCorrupt, t)
+		}
+	}
+	ix.fwd = pagedOf(a.fwd)
+	ix.fwdOff = make([]uint32, nSlots+1)
+	copy(ix.fwdOff[1:], a.fwdEnd)
+	if !deferred {
+		return checkArrays(context.Background(), a, bigs)
+	}
+	ix.pending = &pendingCheck{a: a, bigs: bigs}
+	return nil
+}
+
+// ascendingBelow reports whether slots ascend strictly and stay below n.
+func ascendingBelow(slots []uint32, n uint32) bool {
+	prev := int64(-1)
+	for _, s := range slots {
+		if int64(s) <= prev {
+			return false
+		}
+		prev = int64(s)
+	}
+	return prev < int64(n)
+}
+
+// eachForward calls f with the term id and frequency of each entry of a
+// forward list, checking that the ids ascend below nTerms and that each
+// frequency is a positive uint32; it returns what is wrong, if anything.
+func eachForward(b []byte, nTerms uint64, f func(t, tf uint64)) error {
+	t := uint64(0)
+	for i := 0; len(b) > 0; i++ {
+		// Nearly every delta takes one or two bytes, and every
+		// frequency one.
+		d, k := uint64(b[0]), 1
+		if d >= 0x80 {
+			if len(b) > 1 && b[1] < 0x80 {
+				d, k = d&0x7f|uint64(b[1])<<7, 2
+			} else {
+				d, k = binary.Uvarint(b)
+			}
+		}
+		if k <= 0 || d >= nTerms || k >= len(b) {
+			return errors.New("is malformed")
+		}
+		tf, m := uint64(b[k]), 1
+		if tf >= 0x80 {
+			tf, m = binary.Uvarint(b[k:])
+		}
+		if m <= 0 || tf == 0 || tf > math.MaxUint32 {
+			return errors.New("is malformed")
+		}
+		b = b[k+m:]
+		t += d
+		if (i > 0 && d == 0) || t >= nTerms {
+			return errors.New("is not ascending term ids")
+		}
+		f(t, tf)
+	}
+	return nil
+}
+
+// pendingCheck is what ReadIndexDeferred left for Check: the file's
+// arrays, which no Add or Search writes (Remove, which would, waits for
+// the check), and the large frequencies assemble sorted out.
+type pendingCheck struct {
+	mu   sync.Mutex
+	a    *fileArrays // nil once checked
+	bigs []bigTF
+	err  error
+}
+
+// checkArrays checks what assemble left: every posting's frequency
+// (positive, and exact in bigs when its byte is tfBig), each forward
+// list (ascending term ids whose frequencies add up to its slot's
+// length), and that the postings hold what the forward lists hold, slot
+// by slot: the same (slot, term, frequency) triples, which both walks add
+// up hashed, in the order they are stored, without a random access.
+func checkArrays(ctx context.Context, a *fileArrays, bigs []bigTF) error {
+	nSlots, nTerms := len(a.ids), len(a.termEnd)
+	var sumPost, sumFwd uint64
+	bi := 0
+	pStart := uint32(0)
+	for t := range nTerms {
+		if t%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		pe := a.postEnd[t]
+		slots, tfs := a.slots[pStart:pe], a.tfs[pStart:pe]
+		pStart = pe
+		for i, s := range slots {
+			tf := uint32(tfs[i])
+			if tf == tfBig {
+				if bi == len(bigs) || a.big[3*bi] != uint32(t) || bigs[bi].slot != s {
+					return fmt.Errorf("%w: term %d's frequency in slot %d is missing or wrong", ErrCorrupt, t, s)
+				}
+				tf = bigs[bi].tf
+				bi++
+			}
+			if tf == 0 {
+				return fmt.Errorf("%w: term %d has frequency 0 in slot %d", ErrCorrupt, t, s)
+			}
+			sumPost += postHash(s, uint32(t), tf)
+		}
+	}
 	if bi != len(bigs) {
 		return fmt.Errorf("%w: %d large frequencies belong to no posting", ErrCorrupt, len(bigs)-bi)
 	}
-	// Each forward list holds ascending term ids and frequencies that add
-	// up to its slot's length (so no frequency exceeds it).
-	start := uint32(0)
-	nFwd := 0
+	start, nFwd := uint32(0), 0
 	for s := range nSlots {
+		if s%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		end := a.fwdEnd[s]
-		t, sum := uint64(0), uint64(0)
-		for i, b := 0, a.fwd[start:end]; len(b) > 0; i++ {
-			// Nearly every delta takes one or two bytes, and every
-			// frequency one.
-			d, k := uint64(b[0]), 1
-			if d >= 0x80 {
-				if len(b) > 1 && b[1] < 0x80 {
-					d, k = d&0x7f|uint64(b[1])<<7, 2
-				} else {
-					d, k = binary.Uvarint(b)
-				}
-			}
-			if k <= 0 || d >= uint64(nTerms) || k >= len(b) {
-				return fmt.Errorf("%w: slot %d's forward list is malformed", ErrCorrupt, s)
-			}
-			tf, m := uint64(b[k]), 1
-			if tf >= 0x80 {
-				tf, m = binary.Uvarint(b[k:])
-			}
-			if m <= 0 || tf == 0 || tf > math.MaxUint32 {
-				return fmt.Errorf("%w: slot %d's forward list is malformed", ErrCorrupt, s)
-			}
-			b = b[k+m:]
-			t += d
-			if (i > 0 && d == 0) || t >= uint64(nTerms) {
-				return fmt.Errorf("%w: slot %d's forward list is not ascending term ids", ErrCorrupt, s)
-			}
+		sum := uint64(0)
+		err := eachForward(a.fwd[start:end], uint64(nTerms), func(t, tf uint64) {
 			sum += tf
 			sumFwd += postHash(uint32(s), uint32(t), uint32(tf))
 			nFwd++
+		})
+		if err != nil {
+			return fmt.Errorf("%w: slot %d's forward list %v", ErrCorrupt, s, err)
 		}
 		if sum != uint64(a.lens[s]) {
 			return fmt.Errorf("%w: slot %d has %d tokens in its forward list, length %d", ErrCorrupt, s, sum, a.lens[s])
@@ -570,10 +690,49 @@ func (ix *Index) assemble(a *fileArrays) error {
 	if nFwd != len(a.slots) || sumFwd != sumPost {
 		return fmt.Errorf("%w: the forward lists (%d entries) disagree with the postings (%d)", ErrCorrupt, nFwd, len(a.slots))
 	}
-	ix.fwd = pagedOf(a.fwd)
-	ix.fwdOff = make([]uint32, nSlots+1)
-	copy(ix.fwdOff[1:], a.fwdEnd)
 	return nil
+}
+
+// checkEvery is how many terms, then slots, checkArrays checks between
+// two looks at its context.
+const checkEvery = 1 << 14
+
+// Check runs the checks that ReadIndexDeferred left undone, once, and
+// returns what they found (ErrCorrupt), also on later calls; for any
+// other index it returns nil at once. When ctx ends first it returns
+// ctx's error and the checks stay to be run. It may run beside searches
+// and Adds; a Remove waits for it (or runs it), since removing reads the
+// forward lists it checks.
+func (ix *Index) Check(ctx context.Context) error {
+	pc := ix.pending
+	if pc == nil {
+		return nil
+	}
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.a != nil {
+		err := checkArrays(ctx, pc.a, pc.bigs)
+		if err != nil && ctx.Err() != nil && !errors.Is(err, ErrCorrupt) {
+			return fmt.Errorf("bm25: check index: %w", err)
+		}
+		if err != nil {
+			pc.err = fmt.Errorf("bm25: check index: %w", err)
+		}
+		pc.a, pc.bigs = nil, nil
+	}
+	return pc.err
+}
+
+// Unchecked reports whether checks that ReadIndexDeferred left undone
+// are still to run (Check).
+func (ix *Index) Unchecked() bool {
+	pc := ix.pending
+	if pc == nil {
+		return false
+	}
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	return pc.a != nil
 }
 
 // postHash spreads a posting (slot, term, frequency) over 64 bits, so

@@ -3,10 +3,12 @@ package bm25
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -114,16 +116,26 @@ func sameState(t *testing.T, a, b *Index) {
 func TestWriteReadSearchesAlike(t *testing.T) {
 	for _, many := range []bool{false, true} {
 		for seed := range uint64(4) {
-			t.Run(fmt.Sprintf("many=%v/seed=%d", many, seed), func(t *testing.T) {
+			// Odd seeds read with the checks deferred: the index must be
+			// the same before they run, and Remove runs them.
+			deferred := seed%2 == 1
+			t.Run(fmt.Sprintf("many=%v/seed=%d/deferred=%v", many, seed, deferred), func(t *testing.T) {
 				n := 300
 				if many {
 					n = 4000
 				}
 				ix, an := churned(seed, n, many)
 				b := encode(t, ix)
-				got, err := ReadIndex(bytes.NewReader(b), Params{Analyzer: an})
+				read := ReadIndex
+				if deferred {
+					read = ReadIndexDeferred
+				}
+				got, err := read(bytes.NewReader(b), Params{Analyzer: an})
 				if err != nil {
 					t.Fatal(err)
+				}
+				if got.Unchecked() != deferred {
+					t.Fatalf("Unchecked = %v after a read deferred %v", got.Unchecked(), deferred)
 				}
 				r := rand.New(rand.NewPCG(seed, 12))
 				z := rand.NewZipf(r, 1.2, 1, 450)
@@ -259,6 +271,65 @@ func TestReadInconsistent(t *testing.T) {
 		if _, err := ReadIndex(bytes.NewReader(b), p); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: got %v, want ErrCorrupt", name, err)
 		}
+		// Read with the checks deferred, the damage is refused at once
+		// or found by Check; before that, searching and removing do not
+		// trip on it, and the index is not written again.
+		x, err := ReadIndexDeferred(bytes.NewReader(b), p)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("%s deferred: got %v, want ErrCorrupt", name, err)
+			}
+			continue
+		}
+		x.Search("a b c", 10, nil)
+		x.Remove(10)
+		x.Search("a b c", 10, nil)
+		if err := x.Check(context.Background()); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s deferred: Check gave %v, want ErrCorrupt", name, err)
+		}
+		if x.Unchecked() {
+			t.Errorf("%s deferred: still unchecked after Check", name)
+		}
+		if _, err := x.WriteTo(io.Discard); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s deferred: WriteTo gave %v, want ErrCorrupt", name, err)
+		}
+	}
+	// An intact file passes the deferred checks.
+	x, err := ReadIndexDeferred(bytes.NewReader(good), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Check(context.Background()); err != nil || x.Unchecked() {
+		t.Fatalf("intact file: Check gave %v, unchecked %v", err, x.Unchecked())
+	}
+}
+
+// Check runs beside searches and Adds (the store's background check);
+// a Remove waits for it. Run under -race.
+func TestCheckBesideWrites(t *testing.T) {
+	ix, an := churned(5, 3000, true)
+	b := encode(t, ix)
+	got, err := ReadIndexDeferred(bytes.NewReader(b), Params{Analyzer: an})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- got.Check(context.Background()) }()
+	r := rand.New(rand.NewPCG(5, 13))
+	z := rand.NewZipf(r, 1.2, 1, 450)
+	for i := range 300 {
+		id := uint32(10_000 + i)
+		text := randomText(r, z, 20)
+		ix.Add(id, text)
+		got.Add(id, text)
+		q := randomText(r, z, 4)
+		if !slices.Equal(got.Search(q, 10, nil), ix.Search(q, 10, nil)) {
+			t.Fatalf("query %q differs beside the check", q)
+		}
+	}
+	got.Remove(want1(t, got))
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -308,7 +308,7 @@ func corruptionMatrix(t *testing.T, records bool) {
 						// starts on damage may already have dropped the
 						// file (recordsOnDisk).
 						s.bgMu.Lock()
-						adopted := s.scrubbing
+						adopted := s.scrubFiles
 						s.bgMu.Unlock()
 						s.waitScrub()
 						done, dmg := s.Verified()

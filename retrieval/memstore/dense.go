@@ -439,7 +439,7 @@ func loadDir(ctx context.Context, dir string, s *Store, writable bool) (*loaded,
 	// Both index files are read beside the load, which neither adds
 	// the vectors nor tokenises the texts while they may be adopted.
 	df.readVectors(s.opts.Vector)
-	sr := startSparse(dir, df, s.opts.BM25)
+	sr := startSparse(dir, df, s.opts.BM25, writable)
 	if hasNote {
 		// The records file, when it holds the state of the files, stands
 		// in for them (records.go).

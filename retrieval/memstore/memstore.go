@@ -234,13 +234,16 @@ type Store struct {
 	// recordsOnDisk: the records file (records.go) holds the store as it
 	// is. unchecked is what an open that adopted it left unread, for the
 	// background check Open starts (scrub); scrubbing, scrubDone and
-	// scrubbed (under bgMu) are that check's state, for Verified.
+	// scrubbed (under bgMu) are that check's state, for Verified, and
+	// scrubFiles says it checks the snapshot and the log (the open
+	// adopted the records file).
 	recordsOnDisk bool
 	unchecked     *scrubPlan
 	scrubbing     bool
+	scrubFiles    bool
 	scrubDone     bool
 	scrubbed      error
-	scrubEnd      chan struct{} // closed when the check's goroutine ends (tests)
+	scrubEnd      chan struct{} // closed when the check's goroutine ends (Close waits)
 	// vecFile is the dense index file that vec reads the float32 vectors
 	// it left on disk from (vector.ReadIndexAt); nil when vec holds them.
 	vecFile *os.File
@@ -302,7 +305,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 			return nil, fmt.Errorf("memstore: open %s: %w: the store holds %d-dimensional vectors, options say %d", o.Dir, retrieval.ErrDimension, s.dim, o.Dim)
 		}
 	}
-	if p := s.unchecked; !o.ReadOnly && (p != nil || s.vec != nil && s.vec.CopiesUnchecked()) {
+	if p := s.unchecked; !o.ReadOnly && (p != nil || s.vec != nil && s.vec.CopiesUnchecked() || s.lex.Unchecked()) {
 		s.unchecked = nil
 		s.scrub(p)
 	}
@@ -357,6 +360,11 @@ func (s *Store) Len() int {
 // Close flushes and releases the directory. Later calls return ErrClosed.
 func (s *Store) Close() error {
 	s.bgCancel() // a background compaction stops at its next piece
+	if s.scrubEnd != nil {
+		// So does the background check; it is waited for, so that
+		// nothing of the store runs on after Close.
+		<-s.scrubEnd
+	}
 	s.compMu.Lock()
 	defer s.compMu.Unlock()
 	s.mu.Lock()

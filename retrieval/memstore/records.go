@@ -362,8 +362,9 @@ func (s *Store) readRecords(dir string, df *denseFile, dim int) error {
 var scrubDelay = 10 * time.Second
 
 // scrub starts the checks an open left undone, in the background of a
-// writer: of the int8 copies of vectors it mapped from dense.idx
-// (checkCopies) at once, then, scrubDelay after the open, of the
+// writer: of the keyword index it read from sparse.idx (checkSparse) and
+// of the int8 copies of vectors it mapped from dense.idx (checkCopies)
+// at once, then, scrubDelay after the open, of the
 // snapshot's and the log's checksums when it adopted the records file
 // (p, else nil). Damage in
 // the snapshot or the log loses nothing the store holds, so the writer
@@ -373,7 +374,7 @@ var scrubDelay = 10 * time.Second
 // check; the next open that leaves it undone starts it again.
 func (s *Store) scrub(p *scrubPlan) {
 	s.bgMu.Lock()
-	s.scrubbing = true
+	s.scrubbing, s.scrubFiles = true, p != nil
 	s.bgMu.Unlock()
 	end := make(chan struct{})
 	s.scrubEnd = end
@@ -384,7 +385,13 @@ func (s *Store) scrub(p *scrubPlan) {
 		// checks it, and reads it from disk when the open left the page
 		// cache cold, which this pass, reading them in order, warms.
 		start := time.Now()
-		cerr := s.checkCopies(ctx)
+		// The keyword index's checks first: a quarter of a second of a
+		// core at a million chunks, and a Remove waits for them.
+		cerr := s.checkSparse(ctx)
+		if cerr != nil && ctx.Err() != nil && !errors.Is(cerr, retrieval.ErrCorrupt) {
+			return // stopped by Close: not done
+		}
+		cerr = errors.Join(cerr, s.checkCopies(ctx))
 		if cerr != nil && ctx.Err() != nil && !errors.Is(cerr, retrieval.ErrCorrupt) {
 			return // stopped by Close: not done
 		}
@@ -602,13 +609,15 @@ func checkSnapshot(ctx context.Context, f *os.File, size int64, rest *idler) err
 // Verified reports the outcome of the checks that a writable Store makes
 // in the background of what Open left unread: the snapshot and the log
 // when Open adopted the records file saved by the last Close (a large
-// store reopened with nothing written since), and the int8 copies of
-// vectors it mapped from dense.idx (checkCopies). It returns done once
-// they have run, and the damage they found (a *CorruptError matching
-// retrieval.ErrCorrupt, or several joined): damage to the snapshot or
-// the log the store then compacted away, losing nothing (memory held
-// every chunk); damaged copies it made again from their originals. The
-// copies are checked at once, the files 10 s after Open, each check
+// store reopened with nothing written since), the int8 copies of
+// vectors it mapped from dense.idx (checkCopies) and the half of the
+// keyword index's checks that searches do not depend on (checkSparse).
+// It returns done once they have run, and the damage they found (a
+// *CorruptError matching retrieval.ErrCorrupt, or several joined):
+// damage to the snapshot or the log the store then compacted away,
+// losing nothing (memory held every chunk); damaged copies it made again
+// from their originals; a keyword index it built again from the texts.
+// The keyword index and the copies are checked at once, the files 10 s after Open, each check
 // taking at most half a core; a compaction before the second leaves the
 // files nothing to check (it wrote both anew from memory). A Store whose Open read every file reports
 // done and nil: Open checked every record. A read-only Store that left

@@ -139,7 +139,7 @@ func openRecords(t *testing.T, dir string, ro bool) (*Store, string, bool) {
 	// A writer's check may already have found damage and compacted,
 	// dropping the file: it ran only for an adopting open.
 	s.bgMu.Lock()
-	adopted = adopted || s.scrubbing
+	adopted = adopted || s.scrubFiles
 	s.bgMu.Unlock()
 	return s, fullDump(s), adopted
 }

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -156,8 +157,10 @@ type sparseRead struct {
 // startSparse starts reading dir's keyword index file when its head says
 // it goes with df, the dense index file about to be adopted; it returns
 // nil when it does not or cannot be read, and the index is then built
-// from the records.
-func startSparse(dir string, df *denseFile, p bm25.Params) *sparseRead {
+// from the records. A writer's read leaves part of the file's checks to
+// the background check (bm25.ReadIndexDeferred, checkSparse); a reader,
+// which runs no background check, makes them all.
+func startSparse(dir string, df *denseFile, p bm25.Params, writable bool) *sparseRead {
 	h, f, r, err := readSparseHead(dir)
 	if err != nil {
 		return nil
@@ -170,7 +173,11 @@ func startSparse(dir string, df *denseFile, p bm25.Params) *sparseRead {
 	go func() {
 		defer close(sr.done)
 		defer f.Close()
-		ix, err := bm25.ReadIndex(r, p)
+		read := bm25.ReadIndex
+		if writable {
+			read = bm25.ReadIndexDeferred
+		}
+		ix, err := read(r, p)
 		if err == nil {
 			if _, extra := r.ReadByte(); extra == nil {
 				err = errors.New("trailing bytes")
@@ -221,6 +228,35 @@ func (s *Store) rebuildSparse() {
 			s.lex.Add(uint32(iid), lexText(&r.Chunk))
 		}
 	}
+}
+
+// checkSparse runs the checks of the keyword index that the open left to
+// the background (bm25.Index.Check), beside searches and writes: they
+// read only the arrays the file was read into, which no Add changes (a
+// Remove waits for them). Damage found is a *CorruptError: the index is
+// built again from the records' texts, under the write lock (at a
+// million chunks, seconds of tokenising), and the file dropped, so that
+// Close writes it anew from memory.
+func (s *Store) checkSparse(ctx context.Context) error {
+	s.mu.RLock()
+	ix := s.lex
+	s.mu.RUnlock()
+	err := ix.Check(ctx)
+	if err == nil || !errors.Is(err, bm25.ErrCorrupt) {
+		return err // nil, or stopped by Close
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	if s.lex == ix {
+		s.rebuildSparse()
+	}
+	derr := s.dropSparse()
+	ce := &CorruptError{Dir: s.disk.dir, File: sparseName, Offset: -1, Rewritten: derr == nil,
+		Reason: fmt.Sprintf("%v; the keyword index was built again from the chunks' texts", err)}
+	return errors.Join(ce, derr)
 }
 
 // dropSparse removes the keyword index file before the first write after

@@ -3,6 +3,8 @@ package memstore
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -381,5 +383,78 @@ func checkLexicon(t *testing.T, s *Store, when string) {
 		if len(got) != len(want) || len(got) == 1 && (got[0].ID != iid || math.Abs(got[0].Score-want[0].Score) > 1e-9*want[0].Score) {
 			t.Fatalf("%s: chunk %s ranks %v for its own text, want %v", when, k.id, got, want)
 		}
+	}
+}
+
+// A keyword index file that passes its checksums but whose forward lists
+// contradict its postings (as a bug or a forger would write it) is
+// adopted by a writer, which checks it in the background: the check
+// finds it, the index is built again from the texts, and the file is
+// written anew by Close.
+func TestSparseIndexCheckedAfterOpen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := churnedStore(t, dir, 4).Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := openAnswers(t, copyDir(t, dir, sparseName), Options{ReadOnly: true}, 12)
+	path := filepath.Join(dir, sparseName)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The index ends with the last slot's forward list, whose last byte
+	// is a term frequency, then the checksum of the index (which starts
+	// after the file's head).
+	b := slices.Clone(good)
+	if b[len(b)-5] >= 0x7f {
+		t.Fatalf("last frequency byte %#x", b[len(b)-5])
+	}
+	b[len(b)-5]++
+	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32Update(0, b[sparseHeadLen:len(b)-4]))
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A reader makes every check at the open: it builds the index from
+	// the texts instead.
+	if _, adopted := openAnswers(t, dir, Options{ReadOnly: true}, 12); adopted {
+		t.Fatal("a reader adopted a keyword index that fails its checks")
+	}
+	s, err := Open(ctx, Options{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.RLock()
+	adopted := s.sparseOnDisk
+	s.mu.RUnlock()
+	if !adopted {
+		t.Fatal("the writer did not adopt the file before checking it")
+	}
+	s.waitScrub()
+	done, dmg := s.Verified()
+	var ce *CorruptError
+	if !done || !errors.As(dmg, &ce) || ce.File != sparseName || !ce.Rewritten || !errors.Is(dmg, retrieval.ErrCorrupt) {
+		t.Fatalf("Verified: %v, %v", done, dmg)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Fatal("sparse.idx was not dropped")
+	}
+	if got := sparseAnswers(t, s, 12); got != want {
+		t.Fatalf("after the rebuild the store answers:\n%s\nwant\n%s", got, want)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, Options{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.waitScrub()
+	if done, dmg := s.Verified(); !done || dmg != nil || !s.sparseOnDisk {
+		t.Fatalf("reopened: verified %v, %v; adopted %v", done, dmg, s.sparseOnDisk)
+	}
+	if got := sparseAnswers(t, s, 12); got != want {
+		t.Fatalf("reopened, the store answers:\n%s\nwant\n%s", got, want)
 	}
 }
