@@ -293,12 +293,19 @@ func (s *Store) readRecords(dir string, df *denseFile, dim int) error {
 	// reading the file (a million chunks in 125k documents, ad hoc).
 	docs := min(h.docs, ids)
 	s.byDoc = make(map[docKey]*idSet, docs)
-	var lc linkCache
+	docCap := 0
 	if docs > 0 {
-		lc.docCap = min((ids+docs-1)/docs, 64)
+		docCap = min((ids+docs-1)/docs, 64)
 	}
-	var tc tenantCache
+	// The payload index is built behind the decoding, on another
+	// goroutine (link), and the key table after it beside the rest of
+	// that: at a million chunks each is about a third of decoding's time.
+	lk := startLinker(s, docCap)
+	defer lk.stop()
 	for iid := range ids {
+		if iid%linkPiece == 0 {
+			lk.upTo(iid)
+		}
 		if err := ensure(recordMargin); err != nil {
 			return err
 		}
@@ -333,8 +340,8 @@ func (s *Store) readRecords(dir string, df *denseFile, dim int) error {
 		}
 		s.recs[iid] = record{Chunk: c, live: true}
 		s.nLive++
-		s.linkRecord(&tc, &lc, uint32(iid))
 	}
+	lk.upTo(ids)
 	if err := ensure(n); err != nil {
 		return err
 	}
@@ -347,12 +354,77 @@ func (s *Store) readRecords(dir string, df *denseFile, dim int) error {
 	if fl.sum != binary.LittleEndian.Uint32(b[n:]) {
 		return fmt.Errorf("%w: checksum", errRecordsStale)
 	}
+	lk.close()
 	if iid, dup := s.byKey.load(s.recs); dup {
 		return fmt.Errorf("%w: chunk %q twice", errRecordsStale, s.recs[iid].ID)
+	}
+	if err := lk.stop(); err != nil {
+		return err
 	}
 	// Reused ids are taken from the end of the free list: lowest first.
 	slices.Reverse(s.free)
 	return nil
+}
+
+// linkPiece is how many records readRecords decodes between two hand-offs
+// to its linker.
+const linkPiece = 8192
+
+// linker adds the live records readRecords decoded to the payload index
+// (linkRecord), on its own goroutine, up to the id it was last told.
+// Only it touches the payload index and the tenants while it runs; the
+// records below that id are not written again.
+type linker struct {
+	upto chan int
+	done chan struct{}
+	err  error // a panic while linking, after done
+}
+
+func startLinker(s *Store, docCap int) *linker {
+	upto := make(chan int, 64)
+	lk := &linker{upto: upto, done: make(chan struct{})}
+	go func() {
+		defer close(lk.done)
+		defer func() {
+			if p := recover(); p != nil {
+				lk.err = fmt.Errorf("%w: linking the records: %v", errRecordsStale, p)
+			}
+		}()
+		lc := linkCache{docCap: docCap}
+		var tc tenantCache
+		lo := 0
+		for hi := range upto {
+			for iid := lo; iid < hi; iid++ {
+				if s.recs[iid].live {
+					s.linkRecord(&tc, &lc, uint32(iid))
+				}
+			}
+			lo = hi
+		}
+	}()
+	return lk
+}
+
+// upTo hands the records below hi to the linker.
+func (lk *linker) upTo(hi int) {
+	if lk.upto != nil {
+		lk.upto <- hi
+	}
+}
+
+// close tells the linker no more records come.
+func (lk *linker) close() {
+	if lk.upto != nil {
+		close(lk.upto)
+		lk.upto = nil
+	}
+}
+
+// stop waits for the linker to end and returns its error.
+func (lk *linker) stop() error {
+	lk.close()
+	<-lk.done
+	return lk.err
 }
 
 // scrubDelay is how long after an open the background check starts: the
