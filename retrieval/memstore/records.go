@@ -298,7 +298,7 @@ func (s *Store) readRecords(dir string, df *denseFile, dim int) error {
 		docCap = min((ids+docs-1)/docs, 64)
 	}
 	// The payload index is built behind the decoding, on another
-	// goroutine (link), and the key table after it beside the rest of
+	// goroutine (startLinker), and the key table after it beside the rest of
 	// that: at a million chunks each is about a third of decoding's time.
 	lk := startLinker(s, docCap)
 	defer lk.stop()
