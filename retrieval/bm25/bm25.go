@@ -22,7 +22,6 @@ package bm25
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"github.com/adaptrag/adaptrag/internal/slots"
 	"math"
 	"slices"
@@ -404,15 +403,11 @@ func fwdTerms(b []byte) func(func(uint32, uint32) bool) {
 	return func(yield func(uint32, uint32) bool) {
 		t := uint32(0)
 		for len(b) > 0 {
-			d, n := binary.Uvarint(b)
+			d, f, n := forwardEntry(b)
 			if n <= 0 {
 				return
 			}
-			f, m := binary.Uvarint(b[n:])
-			if m <= 0 {
-				return
-			}
-			b = b[n+m:]
+			b = b[n:]
 			t += uint32(d)
 			if !yield(t, uint32(f)) {
 				return

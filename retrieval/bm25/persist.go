@@ -587,27 +587,11 @@ func ascendingBelow(slots []uint32, n uint32) bool {
 func eachForward(b []byte, nTerms uint64, f func(t, tf uint64)) error {
 	t := uint64(0)
 	for i := 0; len(b) > 0; i++ {
-		// Nearly every delta takes one or two bytes, and every
-		// frequency one.
-		d, k := uint64(b[0]), 1
-		if d >= 0x80 {
-			if len(b) > 1 && b[1] < 0x80 {
-				d, k = d&0x7f|uint64(b[1])<<7, 2
-			} else {
-				d, k = binary.Uvarint(b)
-			}
-		}
-		if k <= 0 || d >= nTerms || k >= len(b) {
+		d, tf, n := forwardEntry(b)
+		if n <= 0 || d >= nTerms || tf == 0 || tf > math.MaxUint32 {
 			return errors.New("is malformed")
 		}
-		tf, m := uint64(b[k]), 1
-		if tf >= 0x80 {
-			tf, m = binary.Uvarint(b[k:])
-		}
-		if m <= 0 || tf == 0 || tf > math.MaxUint32 {
-			return errors.New("is malformed")
-		}
-		b = b[k+m:]
+		b = b[n:]
 		t += d
 		if (i > 0 && d == 0) || t >= nTerms {
 			return errors.New("is not ascending term ids")
@@ -615,6 +599,32 @@ func eachForward(b []byte, nTerms uint64, f func(t, tf uint64)) error {
 		f(t, tf)
 	}
 	return nil
+}
+
+// forwardEntry decodes the forward-list entry at the start of b: the
+// term id's delta, the frequency, and the bytes they take (0 when b does
+// not hold a whole entry).
+func forwardEntry(b []byte) (d, tf uint64, n int) {
+	// Nearly every delta takes one or two bytes, and every frequency one.
+	d, k := uint64(b[0]), 1
+	if d >= 0x80 {
+		if len(b) > 1 && b[1] < 0x80 {
+			d, k = d&0x7f|uint64(b[1])<<7, 2
+		} else {
+			d, k = binary.Uvarint(b)
+		}
+	}
+	if k <= 0 || k >= len(b) {
+		return 0, 0, 0
+	}
+	tf, m := uint64(b[k]), 1
+	if tf >= 0x80 {
+		tf, m = binary.Uvarint(b[k:])
+	}
+	if m <= 0 {
+		return 0, 0, 0
+	}
+	return d, tf, k + m
 }
 
 // pendingCheck is what ReadIndexDeferred left for Check: the file's

@@ -713,9 +713,7 @@ func writeSnapshot(ctx context.Context, path string, gen, seq uint64, dim int, c
 // been written, so that filling it takes no page fault.
 func touched(n int) []byte {
 	b := make([]byte, n)
-	for i := 0; i < n; i += 4096 {
-		b[i] = 0
-	}
+	touchPages(b)
 	return b[:0]
 }
 

@@ -96,11 +96,12 @@ func touchPaced(rs []record) {
 // time: a few huge pages.
 const spareTouch = 8 << 20
 
-// touchPages writes one record in every page of rs, so that the page
+// touchPages writes one element in every page of s, so that the page
 // faults of new memory are taken now rather than by the copy into it.
-func touchPages(rs []record) {
-	step := max(1, 4096/int(unsafe.Sizeof(record{})))
-	for i := 0; i < len(rs); i += step {
-		rs[i] = record{}
+func touchPages[T any](s []T) {
+	var zero T
+	step := max(1, 4096/int(unsafe.Sizeof(zero)))
+	for i := 0; i < len(s); i += step {
+		s[i] = zero
 	}
 }
