@@ -2,26 +2,22 @@
 
 package hugemem
 
-import (
-	"syscall"
-	"unsafe"
-)
+import "syscall"
 
-const hugePage = 2 << 20
+// supported says that Make pads and advises here.
+const supported = true
 
 // madvHugepage is MADV_HUGEPAGE, which package syscall does not name on
 // every architecture.
 const madvHugepage = 14
 
-// advise asks for huge pages over the 2 MiB pages wholly inside the size
-// bytes at p. Memory that is already touched keeps its pages.
-func advise(p unsafe.Pointer, size uintptr) {
-	start := uintptr(p)
-	lo := (start + hugePage - 1) &^ (hugePage - 1)
-	hi := (start + size) &^ (hugePage - 1)
-	if lo >= hi {
-		return
+// advise asks for huge pages over the huge pages wholly inside the
+// addresses [start, end) of a live heap object, which the caller holds:
+// the heap does not move objects, so the addresses stay its. Memory that
+// is already touched keeps its pages.
+func advise(start, end uintptr) {
+	lo, hi := alignUp(start, hugePage), end&^(hugePage-1)
+	if lo < hi {
+		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, lo, hi-lo, madvHugepage)
 	}
-	b := unsafe.Slice((*byte)(unsafe.Add(p, lo-start)), hi-lo)
-	_ = syscall.Madvise(b, madvHugepage)
 }

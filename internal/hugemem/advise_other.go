@@ -2,7 +2,8 @@
 
 package hugemem
 
-import "unsafe"
+// supported says that Make neither pads nor advises here: huge pages
+// cannot be asked for.
+const supported = false
 
-// advise does nothing where huge pages cannot be asked for.
-func advise(unsafe.Pointer, uintptr) {}
+func advise(start, end uintptr) {}

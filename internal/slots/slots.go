@@ -5,7 +5,7 @@
 // make the array mostly empty, goes to a map instead.
 package slots
 
-import "slices"
+import "github.com/adaptrag/adaptrag/internal/hugemem"
 
 // Table maps ids to slots. The zero Table is empty and ready to use; it
 // is not safe for concurrent writes.
@@ -72,9 +72,12 @@ func (t *Table) Grow(n int) {
 	if n <= len(t.dense) {
 		return
 	}
-	n, old := max(n, 2*len(t.dense)), len(t.dense)
-	t.dense = slices.Grow(t.dense, n-old)[:n]
-	clear(t.dense[old:])
+	n = max(n, 2*len(t.dense))
+	// A new array of huge pages where large: a million-id table is
+	// made at every open of a large store.
+	dense := hugemem.Make[uint32](n)
+	copy(dense, t.dense)
+	t.dense = dense
 	for id, s := range t.far {
 		if int64(id) < int64(n) {
 			t.dense[id] = s + 1

@@ -454,7 +454,7 @@ type fileArrays struct {
 func (ix *Index) assemble(a *fileArrays, deferred bool) error {
 	nSlots, nTerms := len(a.ids), len(a.termEnd)
 	ix.ids, ix.lens = a.ids, a.lens
-	ix.live = make([]bool, nSlots)
+	ix.live = hugemem.Make[bool](nSlots)
 	ix.slotOf.Grow(nSlots)
 	for s, l := range a.live {
 		switch l {
@@ -477,7 +477,7 @@ func (ix *Index) assemble(a *fileArrays, deferred bool) error {
 	// The large frequencies, in term and slot order, are given to their
 	// terms; checkArrays matches them with the postings marked tfBig.
 	bigs := make([]bigTF, len(a.big)/3)
-	bigEnd := make([]uint32, nTerms) // bigs[bigEnd[t-1]:bigEnd[t]] are term t's
+	bigEnd := hugemem.Make[uint32](nTerms) // bigs[bigEnd[t-1]:bigEnd[t]] are term t's
 	prevT, prevS := int64(-1), int64(-1)
 	for i := range bigs {
 		t, s, tf := a.big[3*i], a.big[3*i+1], a.big[3*i+2]
@@ -493,12 +493,12 @@ func (ix *Index) assemble(a *fileArrays, deferred bool) error {
 	}
 
 	ix.dict = make(map[string]uint32, nTerms)
-	ix.terms = make([]postings, nTerms)
+	ix.terms = hugemem.Make[postings](nTerms)
 	nFront := len(a.pts) / 2
 	tfAt, dlAt := a.pts[:nFront], a.pts[nFront:]
 	// One array for every frontier, each term's capped at its length so
 	// that frontier.add, which edits in place, cannot spill into the next.
-	front := make(frontier, nFront)
+	front := frontier(hugemem.Make[point](nFront))
 	var wStart, pStart, fStart, bStart uint32
 	for t := range nTerms {
 		tok := a.blob[wStart:a.termEnd[t]]
@@ -560,7 +560,7 @@ func (ix *Index) assemble(a *fileArrays, deferred bool) error {
 		}
 	}
 	ix.fwd = pagedOf(a.fwd)
-	ix.fwdOff = make([]uint32, nSlots+1)
+	ix.fwdOff = hugemem.Make[uint32](nSlots + 1)
 	copy(ix.fwdOff[1:], a.fwdEnd)
 	if !deferred {
 		return checkArrays(context.Background(), a, bigs)

@@ -3,6 +3,8 @@ package memstore
 import (
 	"hash/maphash"
 	"math/bits"
+
+	"github.com/adaptrag/adaptrag/internal/hugemem"
 )
 
 // keyTable maps the key of each live record (tenant, chunk id) to its
@@ -49,7 +51,7 @@ func (t *keyTable) grow(n int) {
 		return
 	}
 	old := t.slots
-	t.slots = make([]uint64, size)
+	t.slots = hugemem.Make[uint64](size)
 	mask := uint32(size - 1)
 	for _, e := range old {
 		if e == 0 {
@@ -154,7 +156,7 @@ func (t *keyTable) load(recs []record) (dup uint32, found bool) {
 	// cache lines apart.
 	shift := max(bits.Len32(mask)-16, 0)
 	start := make([]int32, mask>>shift+2)
-	hs := make([]uint32, len(recs))
+	hs := hugemem.Make[uint32](len(recs))
 	for iid := range recs {
 		if r := &recs[iid]; r.live {
 			h := t.hash(r.Tenant, r.ID)
@@ -165,7 +167,7 @@ func (t *keyTable) load(recs []record) (dup uint32, found bool) {
 	for b := 1; b < len(start); b++ {
 		start[b] += start[b-1]
 	}
-	order := make([]uint32, n)
+	order := hugemem.Make[uint32](n)
 	for iid := range recs {
 		if recs[iid].live {
 			b := (hs[iid] & mask) >> shift

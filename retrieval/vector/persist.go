@@ -495,7 +495,7 @@ func (ix *Index) rebuildWhere() error {
 		return nil
 	}
 	n := len(ix.ids)
-	ix.where = make([]loc, n)
+	ix.where = hugemem.Make[loc](n)
 	seen := make([]bool, n)
 	for l, L := range ix.lists {
 		L.ids = make([]uint32, len(L.slots))
