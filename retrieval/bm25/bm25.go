@@ -24,6 +24,7 @@ import (
 	"context"
 	"github.com/adaptrag/adaptrag/internal/slots"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -196,6 +197,7 @@ func New(p Params) *Index {
 // known number of documents does not copy its per-document arrays over and
 // over as they double. It changes nothing else.
 func (ix *Index) Grow(n int) {
+	defer runtime.KeepAlive(ix)
 	if n <= 0 {
 		return
 	}
@@ -212,6 +214,7 @@ func (ix *Index) Len() int { return ix.nLive }
 // Add indexes text under id, replacing the document id had, if any. A text
 // without terms is still a document (of length 0) that no query matches.
 func (ix *Index) Add(id uint32, text string) {
+	defer runtime.KeepAlive(ix)
 	ix.Remove(id)
 	toks := ix.an.Tokens(text)
 	ids := ix.scratch[:0]
@@ -258,6 +261,7 @@ func (ix *Index) Add(id uint32, text string) {
 // Remove deletes the document id; removing an absent id does nothing.
 // Space is reclaimed lazily, once dead documents outnumber live ones.
 func (ix *Index) Remove(id uint32) {
+	defer runtime.KeepAlive(ix)
 	slot, ok := ix.slotOf.Get(id)
 	if !ok {
 		return
@@ -426,6 +430,7 @@ const denseReach = 1 << 16
 // filters documents while scoring: a rejected document never takes one of
 // the k places. It returns nil when k <= 0 or nothing matches.
 func (ix *Index) Search(query string, k int, accept func(id uint32) bool) []Scored {
+	defer runtime.KeepAlive(ix)
 	if k <= 0 {
 		return nil
 	}
@@ -436,6 +441,7 @@ func (ix *Index) Search(query string, k int, accept func(id uint32) bool) []Scor
 // token weighs once, unless the index was made with
 // Params.CountRepeatedQueryTerms.
 func (ix *Index) SearchTokens(tokens []string, k int, accept func(uint32) bool) []Scored {
+	defer runtime.KeepAlive(ix)
 	if k <= 0 || len(tokens) == 0 || ix.nLive == 0 {
 		return nil
 	}

@@ -6,14 +6,16 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/adaptrag/adaptrag/internal/hugemem"
-	"github.com/adaptrag/adaptrag/internal/slots"
 	"hash"
 	"hash/crc32"
 	"io"
 	"math"
+	"runtime"
 	"sync"
 	"unsafe"
+
+	"github.com/adaptrag/adaptrag/internal/hugemem"
+	"github.com/adaptrag/adaptrag/internal/slots"
 )
 
 // ErrCorrupt reports an index file that ReadIndex cannot trust: a wrong
@@ -38,13 +40,18 @@ var ErrParams = errors.New("bm25: index file written with other parameters")
 // order; the end offset of each term's frontier and its points' tf and
 // dl; the end offset of each slot's forward list, then those lists; then
 // the CRC-32C of every byte before it. Document frequencies and totals are
-// derived on reading, in the pass that checks the postings.
+// derived on reading, in the pass that checks the postings. Each uint32
+// array starts a multiple of 4 bytes from the magic: zero bytes pad the
+// byte arrays before one (the live bytes, the dictionary string, the
+// frequencies), so that a file read in place (ReadIndexInPlace) at an
+// aligned address holds its arrays aligned.
 //
-// Version 1 stored frequencies wider and no forward lists; such a file is
-// refused (ErrCorrupt) and its owner rebuilds the index.
+// Version 2 had no padding, version 1 stored frequencies wider and no
+// forward lists; such files are refused (ErrCorrupt) and their owner
+// rebuilds the index.
 const (
 	fileMagic   = "ADRGBM25"
-	fileVersion = 2
+	fileVersion = 3
 	headerLen   = 8 + 8 + 4 + 4 + 4 + 4 + 8 + 8 + 8 + 8 + 8
 	// maxCount bounds every count of the header: arrays are indexed by
 	// uint32, and a damaged header that passes its checksum by chance
@@ -114,6 +121,14 @@ func (fw *fileWriter) u32s(a []uint32) {
 	}
 }
 
+// align writes the zero bytes that bring the file to a multiple of 4
+// bytes, before a uint32 array.
+func (fw *fileWriter) align() {
+	if k := fw.n % 4; k != 0 {
+		fw.write(make([]byte, 4-k))
+	}
+}
+
 func (fw *fileWriter) sum() {
 	fw.write(binary.LittleEndian.AppendUint32(nil, fw.crc.Sum32()))
 }
@@ -125,6 +140,7 @@ func (fw *fileWriter) sum() {
 // ids change from one process to the next renames them after reading
 // (Remap).
 func (ix *Index) WriteTo(w io.Writer) (int64, error) {
+	defer runtime.KeepAlive(ix)
 	// An index read from a file that failed its checks is not written
 	// again as if it were sound.
 	if err := ix.Check(context.Background()); err != nil {
@@ -181,10 +197,12 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	fw.write(live)
+	fw.align()
 	fw.u32s(ends)
 	for _, tok := range words {
 		fw.write([]byte(tok))
 	}
+	fw.align()
 	off := make([]uint32, len(ix.terms))
 	n := uint32(0)
 	for t := range ix.terms {
@@ -198,6 +216,7 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	for t := range ix.terms {
 		fw.write(ix.terms[t].tfs)
 	}
+	fw.align()
 	big := make([]uint32, 0, 3*nBig)
 	for t := range ix.terms {
 		for _, e := range ix.terms[t].big {
@@ -240,9 +259,40 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 // fileReader reads what fileWriter wrote, through the same checksum. Its
 // first error sticks; every later read is a no-op.
 type fileReader struct {
+	readState
 	r   *bufio.Reader
 	crc hash.Hash32
-	err error
+	n   int64 // bytes read
+}
+
+// readState is what both readers of a file (fileReader, viewReader) keep
+// of its errors.
+type readState struct{ err error }
+
+func (rs *readState) failed() error { return rs.err }
+
+func (rs *readState) fail(format string, args ...any) {
+	if rs.err == nil {
+		rs.err = fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
+	}
+}
+
+// ends checks that a holds non-decreasing end offsets finishing at total.
+func (rs *readState) ends(a []uint32, total uint64, what string) {
+	if rs.err != nil {
+		return
+	}
+	prev := uint32(0)
+	for _, e := range a {
+		if e < prev {
+			rs.fail("%s offsets decrease", what)
+			return
+		}
+		prev = e
+	}
+	if uint64(prev) != total {
+		rs.fail("%s offsets end at %d, want %d", what, prev, total)
+	}
 }
 
 func (fr *fileReader) read(p []byte) {
@@ -256,12 +306,18 @@ func (fr *fileReader) read(p []byte) {
 		fr.err = err
 		return
 	}
+	fr.n += int64(len(p))
 	fr.crc.Write(p)
 }
 
-func (fr *fileReader) fail(format string, args ...any) {
-	if fr.err == nil {
-		fr.err = fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
+// align passes the zero padding before a uint32 array.
+func (fr *fileReader) align() {
+	if k := fr.n % 4; k != 0 && fr.err == nil {
+		var pad [4]byte
+		fr.read(pad[:4-k])
+		if pad != [4]byte{} {
+			fr.fail("padding at byte %d is not zero", fr.n-(4-k))
+		}
 	}
 }
 
@@ -317,21 +373,6 @@ func (fr *fileReader) bytes(n int) []byte {
 	return out
 }
 
-// ends checks that a holds non-decreasing end offsets finishing at total.
-func (fr *fileReader) ends(a []uint32, total uint64, what string) {
-	prev := uint32(0)
-	for _, e := range a {
-		if e < prev {
-			fr.fail("%s offsets decrease", what)
-			return
-		}
-		prev = e
-	}
-	if uint64(prev) != total {
-		fr.fail("%s offsets end at %d, want %d", what, prev, total)
-	}
-}
-
 // ReadIndex reads an index written by WriteTo, with the analyzer of p
 // for the queries and the documents added later. A file that cannot be
 // trusted is ErrCorrupt, one written with other parameters than p ErrParams
@@ -351,24 +392,81 @@ func ReadIndex(r io.Reader, p Params) (*Index, error) { return readIndex(r, p, f
 func ReadIndexDeferred(r io.Reader, p Params) (*Index, error) { return readIndex(r, p, true) }
 
 func readIndex(r io.Reader, p Params, deferred bool) (*Index, error) {
-	ix := New(p)
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReaderSize(r, 1<<20)
 	}
-	fr := &fileReader{r: br, crc: crc32.New(castagnoli)}
+	ix, err := decode(&fileReader{r: br, crc: crc32.New(castagnoli)}, p, deferred)
+	if err != nil {
+		return nil, fmt.Errorf("bm25: read index: %w", err)
+	}
+	return ix, nil
+}
+
+// ReadIndexInPlace is ReadIndexDeferred over b, a whole index file held
+// in memory (a mapped file, say), whose arrays the index uses where they
+// lie instead of copying them: opening a large index then touches only
+// what its first checks read, and no memory of its own for the rest. The
+// checksum of the file's body is left to Check as well.
+//
+// b is the index's until release is called: nothing else may change it,
+// and the index writes into it as into arrays it owns (a private,
+// writable mapping takes those writes in copies of its pages). The index
+// calls release, from the runtime's cleanup goroutine, once it is
+// unreachable; a nil release is never called. When ReadIndexInPlace
+// fails, b is the caller's again and release is not called.
+func ReadIndexInPlace(b []byte, p Params, release func()) (*Index, error) {
+	vr := &viewReader{b: b}
+	ix, err := decode(vr, p, true)
+	if err == nil && vr.pos != len(b) {
+		err = fmt.Errorf("%w: %d bytes after the index", ErrCorrupt, len(b)-vr.pos)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bm25: read index: %w", err)
+	}
+	// Every id is renamed by an owner that numbers its records afresh
+	// (Remap): a copy of its own, rather than a write into every page.
+	ids := hugemem.Make[uint32](len(ix.ids))
+	copy(ids, ix.ids)
+	ix.ids = ids
+	ix.pending.sums = vr.sums
+	if release != nil {
+		// Every method that reads the arrays keeps ix alive to its end
+		// (runtime.KeepAlive), so release never runs under one.
+		runtime.AddCleanup(ix, func(f func()) { f() }, release)
+	}
+	return ix, nil
+}
+
+// arrayReader is where decode takes the parts of an index file from, in
+// order: a stream it copies them out of (fileReader) or the bytes of a
+// whole file it views them in (viewReader).
+type arrayReader interface {
+	read(p []byte) // the next len(p) bytes, into p
+	u32s(n int) []uint32
+	bytes(n int) []byte
+	align()               // passes the padding before a uint32 array
+	checksum(what string) // checks, or leaves to Check, the stored CRC-32C next
+	ends(a []uint32, total uint64, what string)
+	fail(format string, args ...any)
+	failed() error
+}
+
+// decode reads an index file from ar (see the file format).
+func decode(ar arrayReader, p Params, deferred bool) (*Index, error) {
+	ix := New(p)
 	h := make([]byte, len(fileMagic)+4+headerLen)
-	fr.read(h)
-	fr.checksum("header")
-	if fr.err != nil {
-		return nil, fmt.Errorf("bm25: read index: %w", fr.err)
+	ar.read(h)
+	ar.checksum("header")
+	if err := ar.failed(); err != nil {
+		return nil, err
 	}
 	if string(h[:len(fileMagic)]) != fileMagic {
-		return nil, fmt.Errorf("bm25: read index: %w: bad magic", ErrCorrupt)
+		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
 	h = h[len(fileMagic):]
 	if v := binary.LittleEndian.Uint32(h); v != fileVersion {
-		return nil, fmt.Errorf("bm25: read index: %w: version %d, want %d", ErrCorrupt, v, fileVersion)
+		return nil, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, v, fileVersion)
 	}
 	h = h[4:]
 	k1, b := math.Float64frombits(binary.LittleEndian.Uint64(h)), math.Float64frombits(binary.LittleEndian.Uint64(h[8:]))
@@ -377,7 +475,7 @@ func readIndex(r io.Reader, p Params, deferred bool) (*Index, error) {
 	dictBytes, nPost, nFront := binary.LittleEndian.Uint64(h[32:]), binary.LittleEndian.Uint64(h[40:]), binary.LittleEndian.Uint64(h[48:])
 	nBig, fwdBytes := binary.LittleEndian.Uint64(h[56:]), binary.LittleEndian.Uint64(h[64:])
 	if want := ix.analyzerPrint(); k1 != ix.k1 || b != ix.b || (flags&flagDistinct != 0) != ix.distinct || fp != want {
-		return nil, fmt.Errorf("bm25: read index: %w: k1 %g, b %g, flags %#x, analyzer %#08x; want %g, %g, distinct %v, %#08x",
+		return nil, fmt.Errorf("%w: k1 %g, b %g, flags %#x, analyzer %#08x; want %g, %g, distinct %v, %#08x",
 			ErrParams, k1, b, flags, fp, ix.k1, ix.b, ix.distinct, want)
 	}
 	// Every term has a posting and a frontier point, and every frontier
@@ -386,37 +484,149 @@ func readIndex(r io.Reader, p Params, deferred bool) (*Index, error) {
 	// is damaged.
 	if dictBytes > maxCount || nPost > maxCount || nTerms > nPost || nFront > nPost || nFront < nTerms ||
 		nBig > nPost || fwdBytes < 2*nPost || fwdBytes > 10*nPost || fwdBytes > maxCount || flags&^flagDistinct != 0 {
-		return nil, fmt.Errorf("bm25: read index: %w: header counts (%d slots, %d terms, %d bytes of terms, %d postings, %d frontier points, %d large frequencies, %d forward bytes)",
+		return nil, fmt.Errorf("%w: header counts (%d slots, %d terms, %d bytes of terms, %d postings, %d frontier points, %d large frequencies, %d forward bytes)",
 			ErrCorrupt, nSlots, nTerms, dictBytes, nPost, nFront, nBig, fwdBytes)
 	}
 
-	ids := fr.u32s(int(nSlots))
-	lens := fr.u32s(int(nSlots))
-	live := fr.bytes(int(nSlots))
-	termEnd := fr.u32s(int(nTerms))
-	fr.ends(termEnd, dictBytes, "term")
-	blob := fr.bytes(int(dictBytes))
-	postEnd := fr.u32s(int(nTerms))
-	fr.ends(postEnd, nPost, "posting")
-	slots := fr.u32s(int(nPost))
-	tfs := fr.bytes(int(nPost))
-	big := fr.u32s(int(3 * nBig))
-	frontEnd := fr.u32s(int(nTerms))
-	fr.ends(frontEnd, nFront, "frontier")
-	pts := fr.u32s(int(2 * nFront))
-	fwdEnd := fr.u32s(int(nSlots))
-	fr.ends(fwdEnd, fwdBytes, "forward list")
-	fwd := fr.bytes(int(fwdBytes))
-	fr.checksum("index")
-	if fr.err != nil {
-		return nil, fmt.Errorf("bm25: read index: %w", fr.err)
+	ids := ar.u32s(int(nSlots))
+	lens := ar.u32s(int(nSlots))
+	live := ar.bytes(int(nSlots))
+	ar.align()
+	termEnd := ar.u32s(int(nTerms))
+	ar.ends(termEnd, dictBytes, "term")
+	blob := ar.bytes(int(dictBytes))
+	ar.align()
+	postEnd := ar.u32s(int(nTerms))
+	ar.ends(postEnd, nPost, "posting")
+	slots := ar.u32s(int(nPost))
+	tfs := ar.bytes(int(nPost))
+	ar.align()
+	big := ar.u32s(int(3 * nBig))
+	frontEnd := ar.u32s(int(nTerms))
+	ar.ends(frontEnd, nFront, "frontier")
+	pts := ar.u32s(int(2 * nFront))
+	fwdEnd := ar.u32s(int(nSlots))
+	ar.ends(fwdEnd, fwdBytes, "forward list")
+	fwd := ar.bytes(int(fwdBytes))
+	ar.checksum("index")
+	if err := ar.failed(); err != nil {
+		return nil, err
 	}
 	arr := fileArrays{ids: ids, lens: lens, live: live, termEnd: termEnd, blob: unsafeString(blob), postEnd: postEnd,
 		slots: slots, tfs: tfs, big: big, frontEnd: frontEnd, pts: pts, fwdEnd: fwdEnd, fwd: fwd}
 	if err := ix.assemble(&arr, deferred); err != nil {
-		return nil, fmt.Errorf("bm25: read index: %w", err)
+		return nil, err
 	}
 	return ix, nil
+}
+
+// viewReader reads an index file held whole in memory: its arrays are
+// views of those bytes (copies only where a uint32 array is not aligned
+// in memory, or the machine is big endian), and the checksum of the body
+// is left to Check (sums).
+type viewReader struct {
+	readState
+	b    []byte
+	pos  int
+	sums []sumSpan
+}
+
+// sumSpan is a stored checksum left to Check: want is the CRC-32C of b.
+type sumSpan struct {
+	b    []byte
+	want uint32
+	what string
+}
+
+// take returns the next n bytes, a view with no room to grow.
+func (vr *viewReader) take(n int) []byte {
+	if vr.err != nil {
+		return nil
+	}
+	if n < 0 || n > len(vr.b)-vr.pos {
+		vr.fail("truncated: %d bytes wanted at byte %d of %d", n, vr.pos, len(vr.b))
+		return nil
+	}
+	p := vr.b[vr.pos : vr.pos+n : vr.pos+n]
+	vr.pos += n
+	return p
+}
+
+func (vr *viewReader) read(p []byte) { copy(p, vr.take(len(p))) }
+
+func (vr *viewReader) bytes(n int) []byte {
+	if n == 0 {
+		return nil
+	}
+	return vr.take(n)
+}
+
+func (vr *viewReader) u32s(n int) []uint32 {
+	if n == 0 || vr.err != nil {
+		return nil
+	}
+	if uint64(n) > uint64(len(vr.b)-vr.pos)/4 {
+		vr.fail("truncated: %d values wanted at byte %d of %d", n, vr.pos, len(vr.b))
+		return nil
+	}
+	b := vr.take(4 * n)
+	if b == nil {
+		return nil
+	}
+	if hostLittle && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+		return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), n)
+	}
+	out := hugemem.Make[uint32](n)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return out
+}
+
+func (vr *viewReader) align() {
+	if k := vr.pos % 4; k != 0 {
+		at := vr.pos
+		if pad := vr.take(4 - k); pad != nil && string(pad) != "\x00\x00\x00"[:4-k] {
+			vr.fail("padding at byte %d is not zero", at)
+		}
+	}
+}
+
+// checksum checks the header's stored checksum at once (it guards the
+// counts everything is sized by) and leaves the body's to Check.
+func (vr *viewReader) checksum(what string) {
+	covered := vr.b[:vr.pos]
+	stored := vr.take(4)
+	if stored == nil {
+		return
+	}
+	want := binary.LittleEndian.Uint32(stored)
+	if what != "header" {
+		vr.sums = append(vr.sums, sumSpan{covered, want, what})
+		return
+	}
+	if got := crc32.Checksum(covered, castagnoli); got != want {
+		vr.fail("%s checksum %#08x, computed %#08x", what, want, got)
+	}
+}
+
+// checkSums checks the stored checksums a read in place left, a piece at
+// a time between looks at ctx.
+func checkSums(ctx context.Context, sums []sumSpan) error {
+	const piece = 16 << 20
+	for _, sp := range sums {
+		crc := uint32(0)
+		for lo := 0; lo < len(sp.b); lo += piece {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			crc = crc32.Update(crc, castagnoli, sp.b[lo:min(lo+piece, len(sp.b))])
+		}
+		if crc != sp.want {
+			return fmt.Errorf("%w: %s checksum %#08x, computed %#08x", ErrCorrupt, sp.what, sp.want, crc)
+		}
+	}
+	return nil
 }
 
 // unsafeString views b, which nothing else references or changes, as a
@@ -634,6 +844,7 @@ type pendingCheck struct {
 	mu   sync.Mutex
 	a    *fileArrays // nil once checked
 	bigs []bigTF
+	sums []sumSpan // the stored checksums a read in place left
 	err  error
 }
 
@@ -707,13 +918,14 @@ func checkArrays(ctx context.Context, a *fileArrays, bigs []bigTF) error {
 // two looks at its context.
 const checkEvery = 1 << 14
 
-// Check runs the checks that ReadIndexDeferred left undone, once, and
-// returns what they found (ErrCorrupt), also on later calls; for any
-// other index it returns nil at once. When ctx ends first it returns
+// Check runs the checks that ReadIndexDeferred or ReadIndexInPlace left
+// undone, once, and returns what they found (ErrCorrupt), also on later
+// calls; for any other index it returns nil at once. When ctx ends first it returns
 // ctx's error and the checks stay to be run. It may run beside searches
 // and Adds; a Remove waits for it (or runs it), since removing reads the
 // forward lists it checks.
 func (ix *Index) Check(ctx context.Context) error {
+	defer runtime.KeepAlive(ix)
 	pc := ix.pending
 	if pc == nil {
 		return nil
@@ -721,20 +933,23 @@ func (ix *Index) Check(ctx context.Context) error {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	if pc.a != nil {
-		err := checkArrays(ctx, pc.a, pc.bigs)
+		err := checkSums(ctx, pc.sums)
+		if err == nil {
+			err = checkArrays(ctx, pc.a, pc.bigs)
+		}
 		if err != nil && ctx.Err() != nil && !errors.Is(err, ErrCorrupt) {
 			return fmt.Errorf("bm25: check index: %w", err)
 		}
 		if err != nil {
 			pc.err = fmt.Errorf("bm25: check index: %w", err)
 		}
-		pc.a, pc.bigs = nil, nil
+		pc.a, pc.bigs, pc.sums = nil, nil, nil
 	}
 	return pc.err
 }
 
-// Unchecked reports whether checks that ReadIndexDeferred left undone
-// are still to run (Check).
+// Unchecked reports whether checks that ReadIndexDeferred or
+// ReadIndexInPlace left undone are still to run (Check).
 func (ix *Index) Unchecked() bool {
 	pc := ix.pending
 	if pc == nil {
@@ -760,6 +975,7 @@ func postHash(s, t, tf uint32) uint64 {
 // one over the live ids; Remap fails, leaving the index unusable, when f
 // rejects one or maps two to one. It costs one pass over the documents.
 func (ix *Index) Remap(f func(old uint32) (uint32, bool)) error {
+	defer runtime.KeepAlive(ix)
 	var slotOf slots.Table
 	slotOf.Grow(len(ix.ids))
 	for s, old := range ix.ids {

@@ -11,9 +11,13 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/adaptrag/adaptrag/retrieval/analysis"
 )
@@ -113,29 +117,48 @@ func sameState(t *testing.T, a, b *Index) {
 	}
 }
 
+// readModes are the ways an index file is read: copied with every check
+// at once, copied with the checks deferred, in place (its arrays views of
+// the bytes read), and in place at an address that leaves the uint32
+// arrays unaligned (copied then).
+var readModes = []string{"copied", "deferred", "in place", "in place, unaligned"}
+
+// readAs reads the index file b as mode says; the bytes read in place
+// are a copy, which the index then owns.
+func readAs(mode string, b []byte, p Params) (*Index, error) {
+	switch mode {
+	case "copied":
+		return ReadIndex(bytes.NewReader(b), p)
+	case "deferred":
+		return ReadIndexDeferred(bytes.NewReader(b), p)
+	case "in place":
+		return ReadIndexInPlace(slices.Clone(b), p, nil)
+	default:
+		buf := make([]byte, len(b)+1)[1:]
+		copy(buf, b)
+		return ReadIndexInPlace(buf, p, nil)
+	}
+}
+
 func TestWriteReadSearchesAlike(t *testing.T) {
 	for _, many := range []bool{false, true} {
-		for seed := range uint64(4) {
-			// Odd seeds read with the checks deferred: the index must be
-			// the same before they run, and Remove runs them.
-			deferred := seed%2 == 1
-			t.Run(fmt.Sprintf("many=%v/seed=%d/deferred=%v", many, seed, deferred), func(t *testing.T) {
+		for seed := range uint64(len(readModes)) {
+			// Each seed reads another way: the index must be the same
+			// before the deferred checks run, and Remove runs them.
+			mode := readModes[seed]
+			t.Run(fmt.Sprintf("many=%v/seed=%d/%s", many, seed, mode), func(t *testing.T) {
 				n := 300
 				if many {
 					n = 4000
 				}
 				ix, an := churned(seed, n, many)
 				b := encode(t, ix)
-				read := ReadIndex
-				if deferred {
-					read = ReadIndexDeferred
-				}
-				got, err := read(bytes.NewReader(b), Params{Analyzer: an})
+				got, err := readAs(mode, b, Params{Analyzer: an})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got.Unchecked() != deferred {
-					t.Fatalf("Unchecked = %v after a read deferred %v", got.Unchecked(), deferred)
+				if deferred := mode != "copied"; got.Unchecked() != deferred {
+					t.Fatalf("Unchecked = %v after a read %s", got.Unchecked(), mode)
 				}
 				r := rand.New(rand.NewPCG(seed, 12))
 				z := rand.NewZipf(r, 1.2, 1, 450)
@@ -211,6 +234,17 @@ func TestReadDamaged(t *testing.T) {
 			t.Fatalf("cut at %d of %d: got %v, want ErrCorrupt", n, len(good), err)
 		}
 	}
+	// Read in place, a cut file, or one with bytes after the index, is
+	// refused at once.
+	for n := range len(good) + 1 {
+		b := slices.Clone(good[:n])
+		if n == len(good) {
+			b = append(b, 0)
+		}
+		if _, err := ReadIndexInPlace(b, p, nil); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("%d of %d bytes read in place: got %v, want ErrCorrupt", len(b), len(good), err)
+		}
+	}
 	r := rand.New(rand.NewPCG(5, 6))
 	for i := range len(good) {
 		b := slices.Clone(good)
@@ -218,6 +252,68 @@ func TestReadDamaged(t *testing.T) {
 		if _, err := ReadIndex(bufio.NewReader(bytes.NewReader(b)), p); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("bit flipped in byte %d of %d: got %v, want ErrCorrupt", i, len(good), err)
 		}
+		// Read in place, the body's checksum is Check's.
+		refusedOrFound(t, fmt.Sprintf("bit flipped in byte %d of %d", i, len(good)), b, p)
+	}
+}
+
+// An index read in place uses the bytes it was given for its arrays, and
+// releases them once it is unreachable, not before; a failed read leaves
+// them to the caller.
+func TestReadInPlaceOwnsItsBytes(t *testing.T) {
+	ix, an := churned(3, 2000, true)
+	good := encode(t, ix)
+	p := Params{Analyzer: an}
+	buf := slices.Clone(good)
+	released := make(chan struct{})
+	got, err := ReadIndexInPlace(buf, p, func() { close(released) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := func(s []uint32) bool {
+		a := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+		return a >= lo && a < lo+uintptr(len(buf))
+	}
+	if !in(got.terms[0].slots) || !in(got.lens) {
+		t.Fatal("the postings or lengths were copied out of the bytes given")
+	}
+	if in(got.ids) {
+		t.Fatal("the ids, which a Remap rewrites whole, were not copied")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	z := rand.NewZipf(r, 1.2, 1, 450)
+	sameResults(t, ix, got, r, z)
+	runtime.GC()
+	select {
+	case <-released:
+		t.Fatal("released while the index is reachable")
+	default:
+	}
+	runtime.KeepAlive(got)
+	got = nil
+	deadline := time.After(10 * time.Second)
+	for done := false; !done; {
+		runtime.GC()
+		select {
+		case <-released:
+			done = true
+		case <-deadline:
+			t.Fatal("not released once unreachable")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+
+	bad := slices.Clone(good)
+	bad[len(fileMagic)] ^= 1 // the version, under the header's checksum
+	var calls atomic.Int32
+	if _, err := ReadIndexInPlace(bad, p, func() { calls.Add(1) }); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("damaged header: got %v, want ErrCorrupt", err)
+	}
+	runtime.GC()
+	runtime.GC()
+	if calls.Load() != 0 {
+		t.Fatal("a failed read released the caller's bytes")
 	}
 }
 
@@ -256,6 +352,7 @@ func TestReadInconsistent(t *testing.T) {
 		"live byte":        func(b []byte) { b[liveAt] = 2 },
 		"length":           func(b []byte) { binary.LittleEndian.PutUint32(b[lensAt:], 7) },
 		"same id twice":    func(b []byte) { copy(b[body+4:body+8], b[body:body+4]) },
+		"padding":          func(b []byte) { b[liveAt+2] = 1 }, // after the 2 live bytes
 		// The file ends with the forward lists, slot 0's (a 1, b 2) as
 		// delta, frequency pairs 0 1 1 2, slot 1's (b 1, c 1) as 1 1 1 1,
 		// then the checksum.
@@ -271,13 +368,31 @@ func TestReadInconsistent(t *testing.T) {
 		if _, err := ReadIndex(bytes.NewReader(b), p); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: got %v, want ErrCorrupt", name, err)
 		}
-		// Read with the checks deferred, the damage is refused at once
-		// or found by Check; before that, searching and removing do not
-		// trip on it, and the index is not written again.
-		x, err := ReadIndexDeferred(bytes.NewReader(b), p)
+		refusedOrFound(t, name, b, p)
+	}
+	// An intact file passes the deferred checks.
+	for _, mode := range readModes[1:] {
+		x, err := readAs(mode, good, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Check(context.Background()); err != nil || x.Unchecked() {
+			t.Fatalf("intact file read %s: Check gave %v, unchecked %v", mode, err, x.Unchecked())
+		}
+	}
+}
+
+// refusedOrFound checks that the damaged file b, read with the checks
+// deferred (copied or in place), is refused at once or found damaged by
+// Check; before that, searching and removing do not trip on it, and the
+// index is not written again.
+func refusedOrFound(t *testing.T, name string, b []byte, p Params) {
+	t.Helper()
+	for _, mode := range readModes[1:] {
+		x, err := readAs(mode, b, p)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
-				t.Errorf("%s deferred: got %v, want ErrCorrupt", name, err)
+				t.Errorf("%s read %s: got %v, want ErrCorrupt", name, mode, err)
 			}
 			continue
 		}
@@ -285,22 +400,14 @@ func TestReadInconsistent(t *testing.T) {
 		x.Remove(10)
 		x.Search("a b c", 10, nil)
 		if err := x.Check(context.Background()); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("%s deferred: Check gave %v, want ErrCorrupt", name, err)
+			t.Errorf("%s read %s: Check gave %v, want ErrCorrupt", name, mode, err)
 		}
 		if x.Unchecked() {
-			t.Errorf("%s deferred: still unchecked after Check", name)
+			t.Errorf("%s read %s: still unchecked after Check", name, mode)
 		}
 		if _, err := x.WriteTo(io.Discard); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("%s deferred: WriteTo gave %v, want ErrCorrupt", name, err)
+			t.Errorf("%s read %s: WriteTo gave %v, want ErrCorrupt", name, mode, err)
 		}
-	}
-	// An intact file passes the deferred checks.
-	x, err := ReadIndexDeferred(bytes.NewReader(good), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := x.Check(context.Background()); err != nil || x.Unchecked() {
-		t.Fatalf("intact file: Check gave %v, unchecked %v", err, x.Unchecked())
 	}
 }
 

@@ -448,6 +448,7 @@ func (h *topK) down(i int) {
 // the few documents a filter admits (a payload index) gets their ranking
 // without Search visiting every posting and asking accept about each.
 func (ix *Index) SearchAmong(query string, k int, ids []uint32) []Scored {
+	defer runtime.KeepAlive(ix)
 	if k <= 0 || len(ids) == 0 {
 		return nil
 	}
@@ -456,6 +457,7 @@ func (ix *Index) SearchAmong(query string, k int, ids []uint32) []Scored {
 
 // SearchTokensAmong is SearchAmong for a query that is already analyzed.
 func (ix *Index) SearchTokensAmong(tokens []string, k int, ids []uint32) []Scored {
+	defer runtime.KeepAlive(ix)
 	if k <= 0 || len(tokens) == 0 || len(ids) == 0 || ix.nLive == 0 {
 		return nil
 	}
