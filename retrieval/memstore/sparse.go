@@ -161,8 +161,8 @@ type sparseRead struct {
 // the background check (checkSparse); a reader, which runs no background
 // check, makes them all. A writer maps the file, copy-on-write, and the
 // index uses its arrays where they lie (bm25.ReadIndexInPlace): at a
-// million chunks that is 330 MB neither copied nor held twice, and the
-// half of the file the first checks do not read is not read at the open.
+// million chunks that is 330 MB neither copied nor held twice, and what
+// the first checks do not read (150 MB) is not read at the open.
 func startSparse(dir string, df *denseFile, p bm25.Params, writable bool) *sparseRead {
 	h, f, r, err := readSparseHead(dir)
 	if err != nil {
@@ -173,23 +173,8 @@ func startSparse(dir string, df *denseFile, p bm25.Params, writable bool) *spars
 		return nil
 	}
 	sr := &sparseRead{done: make(chan struct{})}
-	if writable {
-		if st, err := f.Stat(); err == nil {
-			if m, unmap, err := mapPrivate(f, st.Size()); err == nil {
-				f.Close()
-				go func() {
-					defer close(sr.done)
-					ix, err := bm25.ReadIndexInPlace(m[sparseHeadLen:], p, func() { _ = unmap() })
-					if err != nil {
-						_ = unmap()
-						sr.err = fmt.Errorf("%w: %w", errSparseStale, err)
-						return
-					}
-					sr.ix = ix
-				}()
-				return sr
-			}
-		}
+	if writable && sr.startInPlace(f, p) {
+		return sr
 	}
 	go func() {
 		defer close(sr.done)
@@ -211,6 +196,32 @@ func startSparse(dir string, df *denseFile, p bm25.Params, writable bool) *spars
 		sr.ix = ix
 	}()
 	return sr
+}
+
+// startInPlace maps f, a keyword index file whose head was read,
+// copy-on-write, closes it, and reads the index in the mapping in the
+// background; false, with f open, when it cannot be mapped.
+func (sr *sparseRead) startInPlace(f *os.File, p bm25.Params) bool {
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	m, unmap, err := mapPrivate(f, st.Size())
+	if err != nil {
+		return false
+	}
+	f.Close()
+	go func() {
+		defer close(sr.done)
+		ix, err := bm25.ReadIndexInPlace(m[sparseHeadLen:], p, func() { _ = unmap() })
+		if err != nil {
+			_ = unmap()
+			sr.err = fmt.Errorf("%w: %w", errSparseStale, err)
+			return
+		}
+		sr.ix = ix
+	}()
+	return true
 }
 
 // wait returns the index read, or why it cannot be used.
