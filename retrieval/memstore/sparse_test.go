@@ -88,19 +88,12 @@ func sparseAnswers(t *testing.T, s *Store, digits int) string {
 
 // openAnswers opens dir (read-only or writable) and returns its keyword
 // answers and whether it adopted sparse.idx.
-func openAnswers(t *testing.T, dir string, o Options, digits int) (string, bool) {
+func openAnswers(t *testing.T, dir string, o Options, digits int) (answers string, adopted bool) {
 	t.Helper()
-	o.Dir = dir
-	s, err := Open(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}()
-	return sparseAnswers(t, s, digits), s.sparseOnDisk
+	withStore(t, dir, o, func(s *Store) {
+		answers, adopted = sparseAnswers(t, s, digits), s.sparseOnDisk
+	})
+	return answers, adopted
 }
 
 // openAnswersChecked is openAnswers for a writer, after its background
@@ -111,6 +104,30 @@ func openAnswers(t *testing.T, dir string, o Options, digits int) (string, bool)
 // whether the check found it damaged.
 func openAnswersChecked(t *testing.T, dir string, o Options, digits int) (answers string, adopted, found bool) {
 	t.Helper()
+	withStore(t, dir, o, func(s *Store) {
+		s.waitScrub()
+		done, dmg := s.Verified()
+		var ce *CorruptError
+		switch {
+		case !done:
+			t.Fatal("the background check did not finish")
+		case dmg == nil:
+		case errors.As(dmg, &ce) && ce.File == sparseName && ce.Rewritten:
+			found = true
+		default:
+			t.Fatalf("Verified: %v", dmg)
+		}
+		s.mu.RLock()
+		adopted = s.sparseOnDisk
+		s.mu.RUnlock()
+		answers = sparseAnswers(t, s, digits)
+	})
+	return answers, adopted, found
+}
+
+// withStore opens dir with o, runs f on the store and closes it.
+func withStore(t *testing.T, dir string, o Options, f func(*Store)) {
+	t.Helper()
 	o.Dir = dir
 	s, err := Open(context.Background(), o)
 	if err != nil {
@@ -121,22 +138,7 @@ func openAnswersChecked(t *testing.T, dir string, o Options, digits int) (answer
 			t.Fatal(err)
 		}
 	}()
-	s.waitScrub()
-	done, dmg := s.Verified()
-	var ce *CorruptError
-	switch {
-	case !done:
-		t.Fatal("the background check did not finish")
-	case dmg == nil:
-	case errors.As(dmg, &ce) && ce.File == sparseName && ce.Rewritten:
-		found = true
-	default:
-		t.Fatalf("Verified: %v", dmg)
-	}
-	s.mu.RLock()
-	adopted = s.sparseOnDisk
-	s.mu.RUnlock()
-	return sparseAnswers(t, s, digits), adopted, found
+	f(s)
 }
 
 // churnedStore writes to dir a store whose internal ids have been reused
