@@ -23,7 +23,7 @@ const hugePage = 2 << 20
 // huge page (their other bytes belong to other objects), and on a heap
 // left fragmented by earlier work (a store reopened after a large ingest)
 // those two edges took up to a thousand 4 KiB faults a slice, at about
-// 10 us each on a virtual machine. The price is address space that is
+// 11 us each on a virtual machine. The price is address space that is
 // never touched (up to two huge pages a slice) and, when the last huge
 // page is more than half used, its unused rest. The request is advice: it
 // never fails, and changes nothing where it is not supported.
