@@ -157,12 +157,13 @@ type sparseRead struct {
 // startSparse starts reading dir's keyword index file when its head says
 // it goes with df, the dense index file about to be adopted; it returns
 // nil when it does not or cannot be read, and the index is then built
-// from the records. A writer's read leaves part of the file's checks to
-// the background check (checkSparse); a reader, which runs no background
-// check, makes them all. A writer maps the file, copy-on-write, and the
-// index uses its arrays where they lie (bm25.ReadIndexInPlace): at a
-// million chunks that is 330 MB neither copied nor held twice, and what
-// the first checks do not read (150 MB) is not read at the open.
+// from the records. The file is mapped, copy-on-write, and the index uses
+// its arrays where they lie (bm25.ReadIndexInPlace): at a million chunks
+// that is 330 MB neither copied nor held twice, and readers of one store
+// share its pages. A writer leaves part of the file's checks to the
+// background check (checkSparse), so what they read (150 MB at a million
+// chunks) is not read at the open; a reader, which runs no background
+// check, makes them all. Where mapping is not available the file is read.
 func startSparse(dir string, df *denseFile, p bm25.Params, writable bool) *sparseRead {
 	h, f, r, err := readSparseHead(dir)
 	if err != nil {
@@ -173,7 +174,7 @@ func startSparse(dir string, df *denseFile, p bm25.Params, writable bool) *spars
 		return nil
 	}
 	sr := &sparseRead{done: make(chan struct{})}
-	if writable && sr.startInPlace(f, p) {
+	if sr.startInPlace(f, p, writable) {
 		return sr
 	}
 	go func() {
@@ -200,8 +201,9 @@ func startSparse(dir string, df *denseFile, p bm25.Params, writable bool) *spars
 
 // startInPlace maps f, a keyword index file whose head was read,
 // copy-on-write, closes it, and reads the index in the mapping in the
-// background; false, with f open, when it cannot be mapped.
-func (sr *sparseRead) startInPlace(f *os.File, p bm25.Params) bool {
+// background, with every check for a reader (not writable); false, with
+// f open, when it cannot be mapped.
+func (sr *sparseRead) startInPlace(f *os.File, p bm25.Params, writable bool) bool {
 	st, err := f.Stat()
 	if err != nil {
 		return false
@@ -218,6 +220,13 @@ func (sr *sparseRead) startInPlace(f *os.File, p bm25.Params) bool {
 			_ = unmap()
 			sr.err = fmt.Errorf("%w: %w", errSparseStale, err)
 			return
+		}
+		if !writable {
+			// Dropped when it fails: the mapping goes with it.
+			if err := ix.Check(context.Background()); err != nil {
+				sr.err = fmt.Errorf("%w: %w", errSparseStale, err)
+				return
+			}
 		}
 		sr.ix = ix
 	}()
