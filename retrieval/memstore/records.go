@@ -453,19 +453,18 @@ func (s *Store) scrub(p *scrubPlan) {
 	d, ctx := s.disk, s.bgCtx
 	go func() {
 		defer close(end)
-		// The copies first, at once: a search that meets one unchecked
-		// checks it, and reads it from disk when the open left the page
-		// cache cold, which this pass, reading them in order, warms.
 		start := time.Now()
-		// The keyword index's checks first: a quarter of a second of a
-		// core at a million chunks, and a Remove waits for them.
-		cerr := s.checkSparse(ctx)
-		if cerr != nil && ctx.Err() != nil && !errors.Is(cerr, retrieval.ErrCorrupt) {
-			return // stopped by Close: not done
-		}
-		cerr = errors.Join(cerr, s.checkCopies(ctx))
-		if cerr != nil && ctx.Err() != nil && !errors.Is(cerr, retrieval.ErrCorrupt) {
-			return // stopped by Close: not done
+		// At once, in this order: the keyword index's checks (a quarter
+		// of a second of a core at a million chunks, and a Remove waits
+		// for them), then the copies (a search that meets one unchecked
+		// checks it, and reads it from disk when the open left the page
+		// cache cold, which this pass, reading them in order, warms).
+		var cerr error
+		for _, check := range []func(context.Context) error{s.checkSparse, s.checkCopies} {
+			cerr = errors.Join(cerr, check(ctx))
+			if cerr != nil && ctx.Err() != nil && !errors.Is(cerr, retrieval.ErrCorrupt) {
+				return // stopped by Close: not done
+			}
 		}
 		if wait := scrubDelay - time.Since(start); p != nil && wait > 0 {
 			t := time.NewTimer(wait)
@@ -689,8 +688,8 @@ func checkSnapshot(ctx context.Context, f *os.File, size int64, rest *idler) err
 // damage to the snapshot or the log the store then compacted away,
 // losing nothing (memory held every chunk); damaged copies it made again
 // from their originals; a keyword index it built again from the texts.
-// The keyword index and the copies are checked at once, the files 10 s after Open, each check
-// taking at most half a core; a compaction before the second leaves the
+// The keyword index and the copies are checked at once, the files 10 s
+// after Open, each check taking at most half a core; a compaction before the second leaves the
 // files nothing to check (it wrote both anew from memory). A Store whose Open read every file reports
 // done and nil: Open checked every record. A read-only Store that left
 // a check undone leaves it to a writer and reports not done; so does a
