@@ -3,7 +3,6 @@
 package bm25
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,18 +22,9 @@ import (
 //	go test -run '^$' -bench 'ReadIndex|ReadInPlace' -count 3 ./retrieval/bm25/
 func BenchmarkBM25ReadInPlace(b *testing.B) {
 	for _, n := range workload.Sizes() {
-		w := work.Lexical(n)
-		ix, ok := benchIndex[n]
-		if !ok {
-			ix = build(w.Docs)
-			benchIndex[n] = ix
-		}
-		var buf bytes.Buffer
-		if _, err := ix.WriteTo(&buf); err != nil {
-			b.Fatal(err)
-		}
+		w, file := benchFile(b, n)
 		path := filepath.Join(b.TempDir(), "bm25.idx")
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(path, file, 0o644); err != nil {
 			b.Fatal(err)
 		}
 		read := func() *Index {
@@ -43,7 +33,7 @@ func BenchmarkBM25ReadInPlace(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			m, err := syscall.Mmap(int(f.Fd()), 0, buf.Len(), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE)
+			m, err := syscall.Mmap(int(f.Fd()), 0, len(file), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -60,14 +50,6 @@ func BenchmarkBM25ReadInPlace(b *testing.B) {
 			}
 		})
 		mapped := read()
-		b.Run(fmt.Sprintf("search/N=%d", n), func(b *testing.B) {
-			q := 0
-			for b.Loop() {
-				mapped.Search(w.Queries[q], workload.TopK, nil)
-				if q++; q == workload.NumQueries {
-					q = 0
-				}
-			}
-		})
+		b.Run(fmt.Sprintf("search/N=%d", n), func(b *testing.B) { benchQueries(b, mapped, w) })
 	}
 }

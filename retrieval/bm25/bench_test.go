@@ -126,35 +126,45 @@ func BenchmarkBM25Ingest(b *testing.B) {
 //	go test -run '^$' -bench 'ReadIndex' -count 3 ./retrieval/bm25/
 func BenchmarkBM25ReadIndex(b *testing.B) {
 	for _, n := range workload.Sizes() {
-		w := work.Lexical(n)
-		ix, ok := benchIndex[n]
-		if !ok {
-			ix = build(w.Docs)
-			benchIndex[n] = ix
-		}
-		var buf bytes.Buffer
-		if _, err := ix.WriteTo(&buf); err != nil {
-			b.Fatal(err)
-		}
+		w, file := benchFile(b, n)
 		var read *Index
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				var err error
-				if read, err = ReadIndex(bytes.NewReader(buf.Bytes()), Params{}); err != nil {
+				if read, err = ReadIndex(bytes.NewReader(file), Params{}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(buf.Len())/float64(n), "bytes/doc")
+			b.ReportMetric(float64(len(file))/float64(n), "bytes/doc")
 		})
-		b.Run(fmt.Sprintf("search/N=%d", n), func(b *testing.B) {
-			q := 0
-			for b.Loop() {
-				read.Search(w.Queries[q], workload.TopK, nil)
-				if q++; q == workload.NumQueries {
-					q = 0
-				}
-			}
-		})
+		b.Run(fmt.Sprintf("search/N=%d", n), func(b *testing.B) { benchQueries(b, read, w) })
+	}
+}
+
+// benchFile returns the lexical workload of n documents and the file
+// WriteTo writes of its index, built once.
+func benchFile(b *testing.B, n int) (workload.Lexical, []byte) {
+	w := work.Lexical(n)
+	ix, ok := benchIndex[n]
+	if !ok {
+		ix = build(w.Docs)
+		benchIndex[n] = ix
+	}
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf); err != nil {
+		b.Fatal(err)
+	}
+	return w, buf.Bytes()
+}
+
+// benchQueries is one top-50 query of w an op, cycling over them.
+func benchQueries(b *testing.B, ix *Index, w workload.Lexical) {
+	q := 0
+	for b.Loop() {
+		ix.Search(w.Queries[q], workload.TopK, nil)
+		if q++; q == workload.NumQueries {
+			q = 0
+		}
 	}
 }
