@@ -433,6 +433,11 @@ func (lk *linker) stop() error {
 // core). Tests set it to 0.
 var scrubDelay = 10 * time.Second
 
+// scrubHold, when set (by tests only), is called first by the background
+// check, so that a test can see what the open left before the check
+// changes it.
+var scrubHold func()
+
 // scrub starts the checks an open left undone, in the background of a
 // writer: of the keyword index it read from sparse.idx (checkSparse) and
 // of the int8 copies of vectors it mapped from dense.idx (checkCopies)
@@ -453,6 +458,9 @@ func (s *Store) scrub(p *scrubPlan) {
 	d, ctx := s.disk, s.bgCtx
 	go func() {
 		defer close(end)
+		if scrubHold != nil {
+			scrubHold()
+		}
 		start := time.Now()
 		// At once, in this order: the keyword index's checks (a quarter
 		// of a second of a core at a million chunks, and a Remove waits

@@ -473,6 +473,11 @@ func TestSparseIndexCheckedAfterOpen(t *testing.T) {
 	if _, adopted := openAnswers(t, dir, Options{ReadOnly: true}, 12); adopted {
 		t.Fatal("a reader adopted a keyword index that fails its checks")
 	}
+	// The check starts at once: held until the test has seen the open's
+	// choice, as a fast check would otherwise have undone it.
+	hold := make(chan struct{})
+	scrubHold = func() { <-hold }
+	t.Cleanup(func() { scrubHold = nil })
 	s, err := Open(ctx, Options{Dir: dir, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -480,7 +485,9 @@ func TestSparseIndexCheckedAfterOpen(t *testing.T) {
 	s.mu.RLock()
 	adopted := s.sparseOnDisk
 	s.mu.RUnlock()
+	close(hold)
 	if !adopted {
+		s.waitScrub()
 		t.Fatal("the writer did not adopt the file before checking it")
 	}
 	s.waitScrub()
