@@ -542,11 +542,18 @@ func TestDenseCopiesCheckedAfterOpen(t *testing.T) {
 	}
 
 	damage(false)
+	// Held until the test has seen the copies unchecked, as the check
+	// that starts at once could otherwise have checked them all.
+	hold := make(chan struct{})
+	scrubHold = func() { <-hold }
+	t.Cleanup(func() { scrubHold = nil })
 	s, err = Open(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.vec.CopiesUnchecked() {
+	unchecked := s.vec.CopiesUnchecked()
+	close(hold)
+	if !unchecked {
 		t.Fatal("the int8 copies were not mapped unchecked")
 	}
 	for i := 0; i < n; i += 97 {
