@@ -7,11 +7,15 @@ package hugemem
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
+	"runtime"
 	"runtime/debug"
 	"strconv"
-	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestMakeFaultsHugePages checks what the layout is for: filling a
@@ -19,30 +23,74 @@ import (
 // 4 KiB page, when the kernel gives huge pages on request. It is
 // skipped where it does not (transparent huge pages off, or none to be
 // had just then).
+//
+// The fill runs in a fresh child process, on one locked thread with the
+// collector off, and only that thread's faults are counted: the whole
+// process's count also holds the runtime's other threads (over a
+// hundred faults beside the fill in one CI run), and heap memory an
+// earlier test or -count run freed comes back with its huge pages split
+// into 4 KiB ones, whatever Make does. The best of three fills is kept;
+// a layout that shares its huge pages takes hundreds more on every one.
 func TestMakeFaultsHugePages(t *testing.T) {
+	const size = 64 << 20
+	if os.Getenv(faultsChild) == "1" {
+		fillFaults(size)
+		return
+	}
 	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
 	if err != nil || bytes.Contains(mode, []byte("[never]")) {
 		t.Skip("transparent huge pages are off")
 	}
-	const size = 64 << 20
 	fallback := vmstat(t, "thp_fault_fallback")
-	before := minorFaults()
-	s := Make[byte](size)
-	for i := 0; i < size; i += 4096 {
-		s[i] = 1
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMakeFaultsHugePages$", "-test.count=1")
+	cmd.Env = append(os.Environ(), faultsChild+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
 	}
-	faults := minorFaults() - before
-	if faults > size/hugePage*4+64 {
+	_, after, ok := bytes.Cut(out, []byte("faults "))
+	if !ok {
+		t.Fatalf("child printed no fault count:\n%s", out)
+	}
+	best, err := strconv.ParseInt(string(bytes.Fields(after)[0]), 10, 64)
+	if err != nil {
+		t.Fatalf("child's fault count: %v\n%s", err, out)
+	}
+	if best > size/hugePage*4+64 {
 		if vmstat(t, "thp_fault_fallback") > fallback {
-			t.Skipf("the kernel had no huge pages to give (%d faults)", faults)
+			t.Skipf("the kernel had no huge pages to give (%d faults)", best)
 		}
-		t.Errorf("filling %d MiB took %d faults; with huge pages it takes about %d", size>>20, faults, size/hugePage)
+		t.Errorf("filling %d MiB took at best %d faults; with huge pages it takes about %d", size>>20, best, size/hugePage)
 	}
 }
 
-func minorFaults() int64 {
-	var r syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r)
+// faultsChild marks the child process of TestMakeFaultsHugePages.
+const faultsChild = "ADAPTRAG_HUGEMEM_FAULTS_CHILD"
+
+// fillFaults fills three slices of size bytes from Make, one byte a
+// page, and prints the fewest faults a fill took.
+func fillFaults(size int) {
+	debug.SetGCPercent(-1)
+	runtime.LockOSThread()
+	best := int64(-1)
+	for range 3 {
+		before := threadFaults()
+		s := Make[byte](size)
+		for i := 0; i < size; i += 4096 {
+			s[i] = 1
+		}
+		if f := threadFaults() - before; best < 0 || f < best {
+			best = f
+		}
+		runtime.KeepAlive(s)
+	}
+	fmt.Printf("faults %d\n", best)
+}
+
+// threadFaults is the calling thread's minor page faults so far.
+func threadFaults() int64 {
+	var r unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_THREAD, &r)
 	return r.Minflt
 }
 
