@@ -118,7 +118,7 @@ func badInputs() []badInput {
 				t.Errorf("k 1 gave %d passages", len(res.Docs))
 			}
 		}},
-		{name: "search k huge", search: &adaptrag.SearchRequest{Query: "报销流程", K: 1 << 40}},
+		{name: "search k huge", search: &adaptrag.SearchRequest{Query: "报销流程", K: math.MaxInt / 2}},
 		{name: "search k max", search: &adaptrag.SearchRequest{Query: "报销流程", K: math.MaxInt}},
 		{name: "search mode unknown", search: &adaptrag.SearchRequest{Query: "报销流程", Mode: "magic"}, want: retrieval.ErrInvalid, early: true},
 		{name: "search mode sparse", search: &adaptrag.SearchRequest{Query: "报销流程", Mode: "sparse"}, want: retrieval.ErrInvalid, early: true},

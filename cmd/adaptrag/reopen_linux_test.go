@@ -52,7 +52,7 @@ func TestReopenTimes(t *testing.T) {
 		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &r); err != nil {
 			t.Fatal(err)
 		}
-		return time.Duration(r.Utime.Nano()), time.Duration(r.Stime.Nano()), r.Minflt
+		return time.Duration(r.Utime.Nano()), time.Duration(r.Stime.Nano()), int64(r.Minflt)
 	}
 	want := -1
 	for i := range 3 {

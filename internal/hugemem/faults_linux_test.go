@@ -91,7 +91,7 @@ func fillFaults(size int) {
 func threadFaults() int64 {
 	var r unix.Rusage
 	_ = unix.Getrusage(unix.RUSAGE_THREAD, &r)
-	return r.Minflt
+	return int64(r.Minflt) // int32 on 32-bit
 }
 
 func vmstat(t *testing.T, name string) int64 {

@@ -52,7 +52,9 @@ func Make[T any](n int) []T {
 	return s
 }
 
-// maxBytes bounds the slices Make pads, far above any it is asked for.
-const maxBytes = 1 << 40
+// maxBytes bounds the slices Make pads, far above any it is asked for:
+// 1 TiB where a pointer has 64 bits, 1 GiB where it has 32 (so that the
+// padded size fits an int there too).
+const maxBytes = 1 << (30 + 10*(^uintptr(0)>>63))
 
 func alignUp(p, a uintptr) uintptr { return (p + a - 1) &^ (a - 1) }

@@ -32,8 +32,9 @@ func TestMakeStartsOnHugePage(t *testing.T) {
 		s string
 		b [13]byte
 	}
-	r := Make[rec](minBytes/40 + 7)
-	check("rec", uintptr(unsafe.Pointer(unsafe.SliceData(r))), unsafe.Sizeof(rec{}), minBytes/40+7, cap(r))
+	nr := minBytes/int(unsafe.Sizeof(rec{})) + 7 // 40 bytes a rec on 64-bit, 28 on 32-bit
+	r := Make[rec](nr)
+	check("rec", uintptr(unsafe.Pointer(unsafe.SliceData(r))), unsafe.Sizeof(rec{}), nr, cap(r))
 	if b := Make[byte](minBytes - 1); len(b) != minBytes-1 || cap(b) != minBytes-1 {
 		t.Errorf("small slice: len %d cap %d", len(b), cap(b))
 	}

@@ -163,7 +163,7 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 		dictBytes += uint64(len(tok))
 		ends[t] = uint32(dictBytes)
 	}
-	if nPost > maxCount || dictBytes > maxCount || len(ix.ids) > maxCount || 3*nBig > maxCount || 2*nFront > maxCount {
+	if nPost > maxCount || dictBytes > maxCount || uint64(len(ix.ids)) > maxCount || 3*nBig > maxCount || 2*nFront > maxCount {
 		return 0, fmt.Errorf("bm25: write index: too large (%d postings, %d bytes of terms)", nPost, dictBytes)
 	}
 	fw := &fileWriter{w: bufio.NewWriterSize(w, 1<<20), crc: crc32.New(castagnoli), buf: make([]byte, 0, 4<<14)}

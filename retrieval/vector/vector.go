@@ -1257,9 +1257,11 @@ func (ix *Index) reach(L *list) float32 {
 // budget returns how many vectors a search for k among n scans. Below
 // k = 50 it does not shrink: the lists a query needs are those its nearest
 // neighbours fall in, and the first 10 of them are spread over nearly as
-// many lists as the first 50.
+// many lists as the first 50. It is capped at MaxInt32, past any index's
+// size, so that a large Probe cannot overflow an int (on 32-bit platforms
+// it did, and such a search scanned nothing).
 func (ix *Index) budget(k, n int) int {
-	return int(math.Ceil(ix.probe * math.Sqrt(float64(max(k, 50))*float64(n))))
+	return int(min(math.Ceil(ix.probe*math.Sqrt(float64(max(k, 50))*float64(n))), math.MaxInt32))
 }
 
 // Search returns the k vectors most similar to q by cosine, best first
