@@ -133,10 +133,11 @@ func fixSnapshot(b []byte) {
 	binary.LittleEndian.PutUint32(b[snapHeaderLen-4:], crc(b[:snapHeaderLen-4]))
 	end := len(b) - 4
 	for off := snapHeaderLen; off+frameLen <= end; {
-		n := int(binary.LittleEndian.Uint32(b[off:]))
-		if n == 0 || off+frameLen+n > end {
+		n64 := uint64(binary.LittleEndian.Uint32(b[off:])) // no int(uint32): negative on 32-bit
+		if n64 == 0 || n64 > uint64(end-off-frameLen) {
 			break
 		}
+		n := int(n64)
 		binary.LittleEndian.PutUint32(b[off+4:], crc(b[off+frameLen:off+frameLen+n]))
 		off += frameLen + n
 	}
