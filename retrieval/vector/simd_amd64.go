@@ -2,6 +2,7 @@ package vector
 
 import (
 	"math"
+	"unsafe"
 
 	"golang.org/x/sys/cpu"
 )
@@ -66,6 +67,11 @@ func dot4AVX(a, b *float32, n int, acc *[4]float32)
 
 //go:noescape
 func dot8AVX2(q *float32, c *int8, n int) float32
+
+// prefetch asks the caches for the n > 0 bytes at p, without waiting.
+//
+//go:noescape
+func prefetch(p unsafe.Pointer, n int)
 
 // dot is the inner product of a and b[:len(a)], unrolled by eight with four
 // accumulators so that the adds do not wait on one another; the AVX

@@ -321,3 +321,19 @@ edone:
 	VMOVUPS Z9, 64(BX)
 	VZEROUPPER
 	RET
+
+// func prefetch(p unsafe.Pointer, n int)
+// PREFETCHT0 every 64-byte line that holds one of the n > 0 bytes at p
+// (a prefetch never faults, whatever the address).
+TEXT ·prefetch(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	LEAQ -1(SI)(CX*1), DX // the last byte
+	ANDQ $-64, SI
+
+ploop:
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	CMPQ SI, DX
+	JLS  ploop
+	RET

@@ -2,13 +2,19 @@
 
 package vector
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // dot is the inner product of a and b[:len(a)], unrolled by eight with four
 // accumulators so that the adds do not wait on one another.
 func dot(a, b []float32) float32 {
 	return dotTail(a, b[:len(a)], 0, [4]float32{})
 }
+
+// prefetch does nothing: the instruction is written for amd64 only.
+func prefetch(p unsafe.Pointer, n int) {}
 
 // dot8Q is dot8: the AVX2 kernel is for amd64 only.
 func dot8Q(q []float32, c []int8) float32 { return dot8(q, c) }
