@@ -457,3 +457,23 @@ func unit(v []float32) []float32 {
 	}
 	return v
 }
+
+// TestHugeProbe: a Probe so large that its budget overflows an int (at
+// 1e30 on 64-bit, 1e9 on 32-bit) scans every list, as any Probe past the
+// index's size does, instead of a negative budget that scans none.
+func TestHugeProbe(t *testing.T) {
+	vecs := isotropic(3, 3000, 32)
+	ix := buildIndex(t, vecs, Options{})
+	if b := ix.budget(50, len(vecs)); b <= 0 {
+		t.Fatalf("default budget %d", b)
+	}
+	ix.setSearch(Options{Probe: 1e30})
+	if b := ix.budget(50, len(vecs)); b < len(vecs) {
+		t.Fatalf("Probe 1e30: budget %d, want at least the index's %d vectors", b, len(vecs))
+	}
+	for id := range 20 {
+		if h := ix.Search(vecs[id], 1, nil); len(h) != 1 || h[0].ID != uint32(id) {
+			t.Fatalf("Probe 1e30: vector %d's best hit is %v", id, h)
+		}
+	}
+}
